@@ -1,0 +1,89 @@
+"""MkDocs hooks: the page contract, the generated navigation and the related-questions section.
+
+The logic lives in ``macros.site`` (pure Python, tested alone); this file only connects it to MkDocs
+events and turns contract violations into build errors that name the file and the field.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from mkdocs.exceptions import PluginError
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from macros.site import SiteError, build_nav, load_site  # noqa: E402
+from macros.site.structure import check_question_html  # noqa: E402
+
+# The nav entry in mkdocs.yml that is replaced by the generated question navigation.
+NAV_PLACEHOLDER = "QUESTIONS"
+
+VENDORED_SHIM = "assets/vendor/iframe-worker/shim.js"
+
+_state: dict = {"site": None, "problems": []}
+
+
+def current_site():
+    """The validated question registry of the build in progress."""
+    return _state["site"]
+
+
+def on_config(config):
+    try:
+        site = load_site(config.docs_dir)
+    except SiteError as exc:
+        raise PluginError(str(exc)) from None
+    _state["site"] = site
+    # The offline plugin adds the iframe-worker shim from a CDN; use the vendored copy instead.
+    polyfills = config.extra.get("polyfills") or []
+    config.extra["polyfills"] = [VENDORED_SHIM if "iframe-worker" in p else p for p in polyfills]
+    _state["problems"] = []
+    nav = list(config.nav or [])
+    if NAV_PLACEHOLDER not in nav:
+        raise PluginError(f"mkdocs.yml: nav: the entry '{NAV_PLACEHOLDER}' marks where the generated "
+                          "question navigation goes; it is missing")
+    i = nav.index(NAV_PLACEHOLDER)
+    config.nav = build_nav(site, nav[:i], nav[i + 1:])
+    return config
+
+
+def _question(page):
+    site = _state["site"]
+    return site.by_src.get(page.file.src_uri) if site else None
+
+
+def on_page_markdown(markdown, page, config, files):
+    q = _question(page)
+    if q is None:
+        return markdown
+    first = markdown.lstrip().splitlines()[0] if markdown.strip() else ""
+    if first.startswith("# "):
+        _state["problems"].append(f"docs/{q.src}: title: do not write an H1; the page heading comes "
+                                  "from the front-matter title")
+    lines = [f"# {q.title}", "", markdown.rstrip(), ""]
+    if q.related:
+        site = _state["site"]
+        lines += ["## Related questions", ""]
+        for rid in q.related:
+            r = site.questions[rid]
+            lines.append(f"- [{r.label} · {r.title}]({r.link})")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def on_page_content(html, page, config, files):
+    q = _question(page)
+    if q is not None:
+        for problem in check_question_html(html):
+            _state["problems"].append(f"docs/{q.src}: {problem}")
+    return html
+
+
+def on_env(env, config, files):
+    # Every page has been converted by now and none has been written: fail before a half-built site exists.
+    if _state["problems"]:
+        raise PluginError("page contract violated:\n  " + "\n  ".join(_state["problems"]))
+    return env

@@ -1,0 +1,49 @@
+"""mkdocs-macros entry point: registers the sizing macros and the site macros.
+
+Everything substantive lives in submodules that import nothing from MkDocs: ``macros.formulas`` (the
+formulas), ``macros.catalog`` (models, GPUs, formats, prices), ``macros.render`` (worked examples as
+Markdown) and ``macros.site`` (the question registry). This module only adapts them to mkdocs-macros.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from .site import pages as site_pages
+
+
+class MacroFailure(RuntimeError):
+    """A macro was called with bad input. The message names the page, the macro and the valid choices."""
+
+
+def _page_name(env) -> str:
+    page = getattr(env, "page", None)
+    return f"docs/{page.file.src_uri}" if page is not None else "(unknown page)"
+
+
+def _guard(env, name, fn):
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        try:
+            result = fn(*args, **kwargs)
+        except (ValueError, KeyError, TypeError, LookupError) as exc:
+            shown = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
+            raise MacroFailure(f"{_page_name(env)}: {name}({shown}): {exc}") from None
+        if result is None:
+            raise MacroFailure(f"{_page_name(env)}: {name}: returned nothing")
+        return result
+    return call
+
+
+def define_env(env):
+    docs_dir = env.conf["docs_dir"]
+    macros = dict(site_pages.site_macros(docs_dir, lambda: env.page.file.src_uri))
+    if (Path(__file__).parent / "render.py").exists():
+        from .render import MACROS
+        clash = set(MACROS) & set(macros)
+        if clash:
+            raise MacroFailure(f"macros/render.py: macro names clash with site macros: {sorted(clash)}")
+        macros.update(MACROS)
+    for name, fn in macros.items():
+        env.macro(_guard(env, name, fn), name)

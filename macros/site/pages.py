@@ -1,0 +1,106 @@
+"""Site macros: lists generated from the question registry (never typed by hand).
+
+Each function returns Markdown. Links are docs-absolute (``/part/section/page.md``); MkDocs validates
+them and rewrites them relative, so they work in the online and the offline build alike.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import Callable
+
+from . import Site, load_site
+
+
+def _question_row(q) -> str:
+    tags = ", ".join(q.tags)
+    return f"| [{q.label}]({q.link}) | [{q.title}]({q.link}) | {q.difficulty} | {tags} |"
+
+
+def _question_table(questions) -> str:
+    rows = ["| ID | Question | Level | Tags |", "|---|---|---|---|"]
+    rows += [_question_row(q) for q in questions]
+    return "\n".join(rows)
+
+
+def site_macros(docs_dir: str, current_src: Callable[[], str]) -> dict[str, Callable[..., str]]:
+    """Macros bound to the site under ``docs_dir``; ``current_src`` returns the calling page's path."""
+    cache: dict[str, Site] = {}
+
+    def site() -> Site:
+        if "site" not in cache:
+            cache["site"] = load_site(docs_dir)
+        return cache["site"]
+
+    def here_dir() -> str:
+        return str(PurePosixPath(current_src()).parent)
+
+    def section_index() -> str:
+        """On a section's index.md: the table of its questions."""
+        s = site()
+        sec = s.section_for_dir(here_dir())
+        if sec is None:
+            raise ValueError(f"section_index() belongs on a section's index.md, not on {current_src()}")
+        qs = s.section_questions(sec)
+        if not qs:
+            return "_No questions in this section yet._"
+        return f"{len(qs)} questions.\n\n" + _question_table(qs)
+
+    def part_index() -> str:
+        """On a part's index.md: each section with its question count and questions."""
+        s = site()
+        part = s.part_for_dir(here_dir())
+        if part is None:
+            raise ValueError(f"part_index() belongs on a part's index.md, not on {current_src()}")
+        out = []
+        for sec in part.sections:
+            qs = s.section_questions(sec)
+            out.append(f"## [{sec.label}](/{sec.path}/index.md)\n")
+            out.append(f"{len(qs)} questions.\n")
+            out.extend(f"- [{q.label} · {q.title}]({q.link})" for q in qs)
+            out.append("")
+        return "\n".join(out)
+
+    def parts_overview() -> str:
+        """Home page: the parts and their sections, with question counts."""
+        s = site()
+        out = []
+        for part in s.parts:
+            total = sum(len(s.section_questions(sec)) for sec in part.sections)
+            out.append(f"### [{part.title}](/{part.dir}/index.md) — {total} questions\n")
+            out.append(f"{part.summary}\n")
+            out.append("| Section | Questions |")
+            out.append("|---|---|")
+            for sec in part.sections:
+                out.append(f"| [{sec.label}](/{sec.path}/index.md) | {len(s.section_questions(sec))} |")
+            out.append("")
+        return "\n".join(out)
+
+    def question_link(qid: int) -> str:
+        """'[Q75 · title](link)' for a question id; an unknown id is an error."""
+        s = site()
+        if qid not in s.questions:
+            raise ValueError(f"no question with id {qid!r} (known ids: {min(s.questions)}..{max(s.questions)})")
+        q = s.questions[qid]
+        return f"[{q.label} · {q.title}]({q.link})"
+
+    def tag_vocabulary() -> str:
+        """The controlled tag vocabulary with descriptions and usage counts."""
+        s = site()
+        rows = ["| Tag | Meaning | Questions |", "|---|---|---|"]
+        for tag, meaning in s.tags.items():
+            rows.append(f"| `{tag}` | {meaning} | {len(s.questions_with_tag(tag))} |")
+        return "\n".join(rows)
+
+    def difficulty_levels() -> str:
+        s = site()
+        return "\n".join(f"- `{k}`: {v}" for k, v in s.difficulties.items())
+
+    return {
+        "section_index": section_index,
+        "part_index": part_index,
+        "parts_overview": parts_overview,
+        "question_link": question_link,
+        "tag_vocabulary": tag_vocabulary,
+        "difficulty_levels": difficulty_levels,
+    }

@@ -1,0 +1,98 @@
+"""Bad input fails the build with a clear message that names the file and what is wrong.
+
+Each case is a small fixture site (tests/conftest.py: make_fixture_site) holding one good page and one
+page with a single defect; the build must exit non-zero, print the expected diagnosis, and leave no
+page with error text in it.
+"""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from conftest import build, make_fixture_site
+
+SEC = "deployment/inference-fundamentals"
+GOOD = f"{SEC}/good.md"
+BAD = f"{SEC}/bad.md"
+
+BODY = """Probe sentence.
+
+/// answer | Reference answer
+
+The answer.
+
+///
+
+## Follow-ups
+
+/// followup | First follow-up?
+    attrs: {id: fu-first}
+
+First answer.
+
+///
+
+/// followup | Second follow-up?
+    attrs: {id: fu-second}
+
+Second answer.
+
+///
+"""
+
+
+def page(qid: int, body: str = BODY, drop: tuple[str, ...] = (), **fields) -> str:
+    meta = {"id": qid, "title": f"Question {qid}?", "description": "A test page.", "module": 1,
+            "difficulty": "foundational", "tags": ["fundamentals", "latency"], "related": []}
+    meta.update(fields)
+    for name in drop:
+        meta.pop(name)
+    return "---\n" + yaml.safe_dump(meta, sort_keys=False) + "---\n\n" + body
+
+
+CASES = {
+    "missing field": (page(2, drop=("difficulty",)), ["docs/" + BAD, "difficulty", "required field is missing"]),
+    "missing section field": (page(2, drop=("module",)), ["docs/" + BAD, "module", "required field is missing"]),
+    "unknown tag": (page(2, tags=["fundamentals", "gpu-magic"]), ["docs/" + BAD, "tags", "unknown tag 'gpu-magic'"]),
+    "duplicate id": (page(1), ["docs/" + BAD, "id", "duplicate id 1", "docs/" + GOOD]),
+    "dangling related id": (page(2, related=[1, 999]), ["docs/" + BAD, "related", "id 999 does not exist"]),
+    "description too long": (page(2, description="x" * 161), ["docs/" + BAD, "description", "161 characters"]),
+    "id not an integer": (page("two"), ["docs/" + BAD, "id", "must be a positive integer"]),
+    "unknown difficulty": (page(2, difficulty="easy"), ["docs/" + BAD, "difficulty", "unknown difficulty 'easy'"]),
+    "module does not match folder": (page(2, module=3), ["docs/" + BAD, "module", "does not match"]),
+    "failing site macro": (page(2, body=BODY + "\nSee {{ question_link(999) }}.\n"),
+                           ["docs/" + BAD, "question_link", "999"]),
+    "one follow-up only": (page(2, body=BODY.split("/// followup | Second")[0]),
+                           ["docs/" + BAD, "1 follow-ups", "at least 2"]),
+    "follow-up without id": (page(2, body=BODY.replace("    attrs: {id: fu-second}\n", "")),
+                             ["docs/" + BAD, "'Second follow-up?' has no id"]),
+    "empty follow-up answer": (page(2, body=BODY.replace("Second answer.", "")),
+                               ["docs/" + BAD, "'Second follow-up?' has an empty answer"]),
+    "two reference answers": (page(2, body=BODY + "\n/// answer | Reference answer\n\nAgain.\n\n///\n"),
+                              ["docs/" + BAD, "2 reference answers"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_input_fails_with_clear_error(case, tmp_path):
+    bad_text, expected = CASES[case]
+    site = make_fixture_site(tmp_path / "src", {GOOD: page(1), BAD: bad_text})
+    out = tmp_path / "out"
+    proc = build(site, out)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode != 0, f"build passed despite: {case}\n{log}"
+    for fragment in expected:
+        assert fragment in log, f"{case}: expected {fragment!r} in the build output:\n{log}"
+    # Never a half-built page with the error text in it.
+    for html in out.rglob("*.html") if out.exists() else []:
+        text = html.read_text(encoding="utf-8")
+        assert "Traceback" not in text and "MacroFailure" not in text and "Macro Syntax Error" not in text
+
+
+def test_fixture_site_with_good_pages_builds(tmp_path):
+    """The control: the same fixture site without the defect builds, so each failure above is the defect's."""
+    site = make_fixture_site(tmp_path / "src", {GOOD: page(1, related=[2]), BAD: page(2, related=[1])})
+    proc = build(site, tmp_path / "out")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "out" / SEC / "good" / "index.html").exists()

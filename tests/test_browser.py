@@ -1,0 +1,111 @@
+"""Headless Chromium (Debian's /usr/bin/chromium) through Playwright, on the online build served over
+HTTP on 127.0.0.1 and on the offline build opened from file://. These tests never skip: a missing
+browser is a failure (conftest.browser_launch_args)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+pytestmark = pytest.mark.browser
+ARTIFACTS = ROOT / "tests" / ".artifacts"
+LOCAL_SCHEMES = ("data:", "blob:", "about:", "chrome-extension:")
+
+
+@pytest.fixture(params=["online", "offline"])
+def site(request, served_site, offline_site):
+    """(mode, function mapping a docs source path to its URL, allowed URL prefix)."""
+    if request.param == "online":
+        return "online", (lambda src: served_site + (src[:-3] + "/" if not src.endswith("index.md")
+                                                     else src[:-8])), served_site
+    root = offline_site.as_uri() + "/"
+    return "offline", (lambda src: root + src[:-3] + ".html"), root
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(color_scheme="light", viewport={"width": 1280, "height": 900})
+    pg = context.new_page()
+    pg.requests = []
+    pg.on("request", lambda r: pg.requests.append(r.url))
+    yield pg
+    context.close()
+
+
+def first_question(registry):
+    return registry.questions[min(registry.questions)]
+
+
+def search_word(title: str) -> str:
+    """The longest word of the title: specific enough that search should find the page by it."""
+    return max(re.findall(r"[A-Za-z]{4,}", title), key=len).lower()
+
+
+def assert_no_foreign_requests(pg, allowed: str):
+    foreign = [u for u in pg.requests if not (u.startswith(allowed) or u.startswith(LOCAL_SCHEMES))]
+    assert not foreign, f"requests left the site: {foreign}"
+    assert pg.requests, "no request was recorded at all"
+
+
+def test_answer_is_collapsed_then_opens_on_click(site, page, registry):
+    mode, url_of, allowed = site
+    q = first_question(registry)
+    page.goto(url_of(q.src))
+    answer = page.locator("details.answer")
+    assert answer.count() == 1
+    assert answer.evaluate("d => d.open") is False
+    body = answer.locator(":scope > :not(summary)").first
+    assert not body.is_visible()
+    answer.locator("summary").click()
+    assert answer.evaluate("d => d.open") is True
+    body.wait_for(state="visible")
+    if mode == "online":
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "question-page.png"))
+    assert_no_foreign_requests(page, allowed)
+
+
+def test_search_finds_the_page_by_typing(site, page, registry):
+    mode, url_of, allowed = site
+    q = first_question(registry)
+    page.goto(url_of("index.md"))
+    page.locator("label.md-search__icon[for='__search']").first.click() if not page.locator(
+        "input.md-search__input").is_visible() else page.locator("input.md-search__input").click()
+    box = page.locator("input.md-search__input")
+    box.press_sequentially(search_word(q.title), delay=40)
+    hit = page.locator(".md-search-result__item a", has_text=q.title).first
+    hit.wait_for(state="attached", timeout=15000)
+    hit.click()
+    page.wait_for_load_state()
+    assert page.locator("article h1").first.inner_text().strip().startswith(q.title)
+    assert_no_foreign_requests(page, allowed)
+
+
+def test_dark_mode_toggle(site, page, registry):
+    mode, url_of, allowed = site
+    page.goto(url_of(first_question(registry).src))
+    assert page.evaluate("document.body.getAttribute('data-md-color-scheme')") == "default"
+    page.locator("label.md-header__button[title='Switch to dark mode']").click()
+    assert page.evaluate("document.body.getAttribute('data-md-color-scheme')") == "slate"
+    page.locator("label.md-header__button[title='Switch to light mode']").click()
+    assert page.evaluate("document.body.getAttribute('data-md-color-scheme')") == "default"
+    assert_no_foreign_requests(page, allowed)
+
+
+def test_deep_link_opens_the_follow_up(site, page, registry):
+    mode, url_of, allowed = site
+    for q in list(registry.questions.values())[:3]:
+        page.goto(url_of(q.src))
+        ids = page.eval_on_selector_all("details.followup", "els => els.map(e => e.id)")
+        target = ids[-1]
+        page.goto(url_of(q.src) + "#" + target)
+        block = page.locator(f"details#{target}")
+        page.wait_for_function(f"document.getElementById('{target}').open === true", timeout=5000)
+        assert block.locator(":scope > :not(summary)").first.is_visible()
+        # Only the linked block opens; the reference answer stays collapsed.
+        assert page.locator("details.answer").evaluate("d => d.open") is False
+    assert_no_foreign_requests(page, allowed)
