@@ -16,6 +16,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from macros.site import SiteError, build_nav, load_site  # noqa: E402
+from macros.site.shortlinks import (  # noqa: E402
+    SHORT_LINK_DIR, add_copy_link_buttons, short_link_pages, short_link_url)
 from macros.site.structure import check_question_html  # noqa: E402
 
 # The nav entry in mkdocs.yml that is replaced by the generated question navigation.
@@ -24,6 +26,15 @@ NAV_PLACEHOLDER = "QUESTIONS"
 VENDORED_SHIM = "assets/vendor/iframe-worker/shim.js"
 
 _state: dict = {"site": None, "problems": []}
+
+
+def _link_icon() -> str:
+    """Material's own 'link-variant' icon, read from the installed theme."""
+    if "icon" not in _state:
+        import material
+        path = Path(material.__file__).parent / "templates" / ".icons" / "material" / "link-variant.svg"
+        _state["icon"] = path.read_text(encoding="utf-8").strip()
+    return _state["icon"]
 
 
 def current_site():
@@ -79,7 +90,26 @@ def on_page_content(html, page, config, files):
     if q is not None:
         for problem in check_question_html(html):
             _state["problems"].append(f"docs/{q.src}: {problem}")
+        html = add_copy_link_buttons(html, short_link_url(config.site_url, q.id), _link_icon())
     return html
+
+
+def on_post_build(config):
+    site, files = _state["site"], _state.get("files")
+    for q in site.questions.values():
+        target = files.get_file_from_path(q.src).url
+        for rel, html in short_link_pages(q.id, target, config.site_url).items():
+            out = Path(config.site_dir) / rel
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(html, encoding="utf-8")
+
+
+def on_files(files, config):
+    for f in files:
+        if f.src_uri.startswith(SHORT_LINK_DIR + "/"):
+            raise PluginError(f"docs/{f.src_uri}: docs/{SHORT_LINK_DIR}/ is reserved for the generated short links")
+    _state["files"] = files
+    return files
 
 
 def on_env(env, config, files):

@@ -20,10 +20,13 @@ CHROMIUM = "/usr/bin/chromium"
 SOURCE_DATE_EPOCH = "1767225600"
 
 
-def build(site_root: Path, out: Path, *, offline: bool = False) -> subprocess.CompletedProcess:
+def build(site_root: Path, out: Path, *, offline: bool = False,
+          site_url: str | None = None) -> subprocess.CompletedProcess:
     """`mkdocs build --strict` of the site at ``site_root`` into ``out``; returns the finished process."""
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1", DISABLE_MKDOCS_2_WARNING="true",
                SOURCE_DATE_EPOCH=SOURCE_DATE_EPOCH)
+    if site_url:
+        env["SITE_URL"] = site_url
     env.pop("OFFLINE", None)
     if offline:
         env["OFFLINE"] = "true"
@@ -32,21 +35,37 @@ def build(site_root: Path, out: Path, *, offline: bool = False) -> subprocess.Co
         cwd=site_root, env=env, capture_output=True, text=True, timeout=600)
 
 
-def _checked_build(tmp_path_factory, name: str, offline: bool) -> Path:
+def _checked_build(tmp_path_factory, name: str, offline: bool, site_url: str) -> Path:
     out = tmp_path_factory.mktemp(name) / "site"
-    proc = build(ROOT, out, offline=offline)
+    proc = build(ROOT, out, offline=offline, site_url=site_url)
     assert proc.returncode == 0, f"strict build failed:\n{proc.stdout}\n{proc.stderr}"
     return out
 
 
-@pytest.fixture(scope="session")
-def built_site(tmp_path_factory) -> Path:
-    return _checked_build(tmp_path_factory, "online", offline=False)
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep pytest output clean
+        pass
 
 
 @pytest.fixture(scope="session")
-def offline_site(tmp_path_factory) -> Path:
-    return _checked_build(tmp_path_factory, "offline", offline=True)
+def http_server():
+    """A static server bound to a free port on 127.0.0.1 before the build, so the build's site_url
+    (canonical URLs, short links, "copy link") is the address the browser tests really use."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _QuietHandler)
+    server.base_url = f"http://127.0.0.1:{server.server_address[1]}/"
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory, http_server) -> Path:
+    return _checked_build(tmp_path_factory, "online", False, http_server.base_url)
+
+
+@pytest.fixture(scope="session")
+def offline_site(tmp_path_factory, http_server) -> Path:
+    return _checked_build(tmp_path_factory, "offline", True, http_server.base_url)
 
 
 @pytest.fixture(scope="session")
@@ -65,21 +84,12 @@ def page_html_path(site: Path, src: str, *, directory_urls: bool = True) -> Path
     return site / stem / "index.html"
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):  # keep pytest output clean
-        pass
-
-
 @pytest.fixture(scope="session")
-def served_site(built_site):
-    """The online build served over HTTP on 127.0.0.1 (random free port); yields the base URL."""
-    handler = functools.partial(_QuietHandler, directory=str(built_site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+def served_site(built_site, http_server):
+    """The online build served over HTTP on 127.0.0.1; yields the base URL (the build's site_url)."""
+    http_server.RequestHandlerClass = functools.partial(_QuietHandler, directory=str(built_site))
+    threading.Thread(target=http_server.serve_forever, daemon=True).start()
+    return http_server.base_url
 
 
 SKELETON = ["hooks", "macros", "overrides", "livecoding", "docs/assets"]

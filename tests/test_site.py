@@ -131,9 +131,9 @@ def test_macro_table_renders_inside_a_collapsed_block(tmp_path):
     assert "|" not in doc.select_one("details.answer").get_text()
 
 
-def test_two_builds_are_byte_identical(built_site, tmp_path):
+def test_two_builds_are_byte_identical(built_site, http_server, tmp_path):
     again = tmp_path / "again"
-    proc = build(ROOT, again)
+    proc = build(ROOT, again, site_url=http_server.base_url)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     first = sorted(p.relative_to(built_site) for p in built_site.rglob("*") if p.is_file())
     second = sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())

@@ -1,0 +1,113 @@
+"""Sharing: short links for every question, "copy link" buttons, and link-preview meta tags."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from bs4 import BeautifulSoup
+
+from conftest import ROOT, page_html_path
+from test_browser import first_question, h1_text, page  # noqa: F401  (fixture)
+
+PUBLISHED = [int(line) for line in (ROOT / "tests" / "published_ids.txt").read_text().splitlines()
+             if line.strip() and not line.startswith("#")]
+
+
+def test_every_published_id_still_has_a_page(registry):
+    missing = [i for i in PUBLISHED if i not in registry.questions]
+    assert not missing, f"published ids without a page (short links would break): {missing}"
+
+
+@pytest.mark.parametrize("which, directory_urls", [("built_site", True), ("offline_site", False)])
+def test_short_links_redirect_to_the_question(which, directory_urls, request, registry):
+    site = request.getfixturevalue(which)
+    for qid in sorted(set(PUBLISHED) | set(registry.questions)):
+        q = registry.questions[qid]
+        page_file = page_html_path(site, q.src, directory_urls=directory_urls)
+        for short, up in ((site / "q" / str(qid) / "index.html", 2), (site / "q" / f"{qid}.html", 1)):
+            assert short.exists(), f"no short link {short.relative_to(site)}"
+            doc = BeautifulSoup(short.read_text(encoding="utf-8"), "html.parser")
+            refresh = doc.find("meta", attrs={"http-equiv": "refresh"})["content"]
+            target = refresh.split("url=", 1)[1]
+            resolved = (short.parent / target)
+            resolved = resolved / "index.html" if target.endswith("/") else resolved
+            assert resolved.resolve() == page_file.resolve(), f"q/{qid} -> {target}"
+            assert "location.hash" in doc.script.string, "the redirect must keep the #fragment"
+
+
+def test_every_page_has_link_preview_tags(built_site, registry, http_server):
+    by_url = {}
+    for q in registry.questions.values():
+        by_url[page_html_path(built_site, q.src).resolve()] = q
+    pages = [p for p in built_site.rglob("*.html") if p.parts[len(built_site.parts)] != "q"]
+    assert len(pages) > len(registry.questions)
+    for html in pages:
+        doc = BeautifulSoup(html.read_text(encoding="utf-8"), "html.parser")
+        where = html.relative_to(built_site)
+        tags = {m.get("property") or m.get("name"): m.get("content") for m in doc.find_all("meta")}
+        for name in ("og:title", "og:description", "og:type", "twitter:card", "description"):
+            assert tags.get(name), f"{where}: missing {name}"
+        canonical = doc.find("link", rel="canonical")
+        if html.name != "404.html":  # the 404 page is served at any address, so it has no canonical URL
+            assert canonical and canonical["href"].startswith(http_server.base_url), f"{where}: canonical"
+            assert tags["og:url"] == canonical["href"], f"{where}: og:url differs from canonical"
+        q = by_url.get(html.resolve())
+        if q:
+            assert tags["og:title"] == q.title and tags["og:description"] == q.description, where
+            assert tags["og:type"] == "article"
+
+
+def test_copy_link_buttons_carry_the_short_link(built_site, registry, http_server):
+    for q in registry.questions.values():
+        doc = BeautifulSoup(page_html_path(built_site, q.src).read_text(encoding="utf-8"), "html.parser")
+        short = f"{http_server.base_url}q/{q.id}/"
+        h1_button = doc.select_one("article h1 button.msib-copy-link")
+        assert h1_button and h1_button["data-clipboard-text"] == short, q.src
+        for fu in doc.select("details.followup"):
+            button = fu.select_one("summary button.msib-copy-link")
+            assert button and button["data-clipboard-text"] == f"{short}#{fu['id']}", (q.src, fu["id"])
+
+
+@pytest.mark.browser
+def test_short_link_lands_on_the_page_and_anchor(served_site, page, registry):  # noqa: F811
+    for q in list(registry.questions.values())[:3]:
+        page.goto(f"{served_site}q/{q.id}/")
+        page.wait_for_url(re.compile(re.escape(q.src[:-3]) + "/$"))
+        assert h1_text(page) == q.title
+        fu = page.eval_on_selector_all("details.followup", "els => els.map(e => e.id)")[0]
+        page.goto(f"{served_site}q/{q.id}/#{fu}")
+        page.wait_for_url(re.compile(re.escape(q.src[:-3]) + "/#" + fu + "$"))
+        page.wait_for_function(f"document.getElementById('{fu}').open === true", timeout=5000)
+
+
+@pytest.mark.browser
+def test_short_link_works_offline(offline_site, page, registry):  # noqa: F811
+    q = first_question(registry)
+    page.goto((offline_site / "q" / f"{q.id}.html").as_uri())
+    page.wait_for_url(re.compile(re.escape(q.src[:-3]) + r"\.html$"))
+    assert h1_text(page) == q.title
+    fu = page.eval_on_selector_all("details.followup", "els => els.map(e => e.id)")[-1]
+    page.goto((offline_site / "q" / str(q.id) / "index.html").as_uri() + "#" + fu)
+    page.wait_for_url(re.compile(re.escape(q.src[:-3]) + r"\.html#" + fu + "$"))
+    page.wait_for_function(f"document.getElementById('{fu}').open === true", timeout=5000)
+
+
+@pytest.mark.browser
+def test_copy_link_puts_the_short_link_on_the_clipboard(served_site, browser, registry):
+    context = browser.new_context()
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=served_site.rstrip("/"))
+    pg = context.new_page()
+    q = first_question(registry)
+    pg.goto(served_site + q.src[:-3] + "/")
+    pg.locator("article h1 button.msib-copy-link").click()
+    assert pg.evaluate("navigator.clipboard.readText()") == f"{served_site}q/{q.id}/"
+    fu = pg.locator("details.followup").nth(1)
+    fu_id = fu.get_attribute("id")
+    fu.locator("summary button.msib-copy-link").click()
+    assert pg.evaluate("navigator.clipboard.readText()") == f"{served_site}q/{q.id}/#{fu_id}"
+    assert fu.evaluate("d => d.open") is False, "clicking copy must not toggle the follow-up"
+    # The copied link works: it opens the page with that follow-up expanded.
+    pg.goto(f"{served_site}q/{q.id}/#{fu_id}")
+    pg.wait_for_function(f"document.getElementById('{fu_id}').open === true", timeout=5000)
+    context.close()
