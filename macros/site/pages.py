@@ -92,6 +92,42 @@ def site_macros(docs_dir: str, current_src: Callable[[], str]) -> dict[str, Call
             rows.append(f"| `{tag}` | {meaning} | {len(s.questions_with_tag(tag))} |")
         return "\n".join(rows)
 
+    def section_by_path(path: str):
+        s = site()
+        sec = s.section_for_dir(path)
+        if sec is None:
+            valid = ", ".join(sec.path for part in s.parts for sec in part.sections)
+            raise ValueError(f"unknown section {path!r} (sections: {valid})")
+        return s, sec
+
+    def section_checklist(path: str) -> str:
+        """A task list of one section's questions, e.g. section_checklist("deployment/llm-inference")."""
+        s, sec = section_by_path(path)
+        qs = s.section_questions(sec)
+        head = f"**[{sec.label}](/{sec.path}/index.md)** ({len(qs)} questions)\n\n"
+        if not qs:
+            return head + "_No questions in this section yet._"
+        return head + "\n".join(f"- [ ] [{q.label} · {q.title}]({q.link})" for q in qs)
+
+    def knowledge_map() -> str:
+        """Every tag in use, with its questions as a checklist: a self-assessment map."""
+        s = site()
+        out = []
+        for tag, meaning in s.tags.items():
+            qs = s.questions_with_tag(tag)
+            if not qs:
+                continue
+            out.append(f"### {tag}\n\n{meaning} ({len(qs)} questions)\n")
+            out.extend(f"- [ ] [{q.label} · {q.title}]({q.link})" for q in qs)
+            out.append("")
+        return "\n".join(out)
+
+    def topics_overview() -> str:
+        """Home page: a way in by topic: each tag in use with its question count, linked to the tags page."""
+        s = site()
+        items = [(tag, len(s.questions_with_tag(tag))) for tag in s.tags]
+        return " · ".join(f"[{tag}](/tags.md#tag:{tag}) ({n})" for tag, n in items if n)
+
     def difficulty_levels() -> str:
         s = site()
         return "\n".join(f"- `{k}`: {v}" for k, v in s.difficulties.items())
@@ -103,4 +139,7 @@ def site_macros(docs_dir: str, current_src: Callable[[], str]) -> dict[str, Call
         "question_link": question_link,
         "tag_vocabulary": tag_vocabulary,
         "difficulty_levels": difficulty_levels,
+        "section_checklist": section_checklist,
+        "knowledge_map": knowledge_map,
+        "topics_overview": topics_overview,
     }
