@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from conftest import build, make_fixture_site
+from sitekit import build, make_fixture_site
 
 SEC = "deployment/inference-fundamentals"
 GOOD = f"{SEC}/good.md"

@@ -5,11 +5,9 @@ browser is a failure (conftest.browser_launch_args)."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
-
 import pytest
 
-from conftest import ROOT
+from sitekit import ROOT, first_question, h1_text
 
 pytestmark = pytest.mark.browser
 ARTIFACTS = ROOT / "tests" / ".artifacts"
@@ -24,25 +22,6 @@ def site(request, served_site, offline_site):
                                                      else src[:-8])), served_site
     root = offline_site.as_uri() + "/"
     return "offline", (lambda src: root + src[:-3] + ".html"), root
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(color_scheme="light", viewport={"width": 1280, "height": 900})
-    pg = context.new_page()
-    pg.requests = []
-    pg.on("request", lambda r: pg.requests.append(r.url))
-    yield pg
-    context.close()
-
-
-def first_question(registry):
-    return registry.questions[min(registry.questions)]
-
-
-def h1_text(pg) -> str:
-    """The page heading as a reader sees it, without the permalink mark."""
-    return pg.locator("article h1").first.inner_text().replace("\u00b6", "").strip()
 
 
 def search_word(title: str) -> str:

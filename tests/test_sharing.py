@@ -7,8 +7,7 @@ import re
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import ROOT, page_html_path
-from test_browser import first_question, h1_text, page  # noqa: F401  (fixture)
+from sitekit import ROOT, first_question, h1_text, page_html_path
 
 PUBLISHED = [int(line) for line in (ROOT / "tests" / "published_ids.txt").read_text().splitlines()
              if line.strip() and not line.startswith("#")]
@@ -70,7 +69,7 @@ def test_copy_link_buttons_carry_the_short_link(built_site, registry, http_serve
 
 
 @pytest.mark.browser
-def test_short_link_lands_on_the_page_and_anchor(served_site, page, registry):  # noqa: F811
+def test_short_link_lands_on_the_page_and_anchor(served_site, page, registry):
     for q in list(registry.questions.values())[:3]:
         page.goto(f"{served_site}q/{q.id}/")
         page.wait_for_url(re.compile(re.escape(q.src[:-3]) + "/$"))
@@ -82,7 +81,7 @@ def test_short_link_lands_on_the_page_and_anchor(served_site, page, registry):  
 
 
 @pytest.mark.browser
-def test_short_link_works_offline(offline_site, page, registry):  # noqa: F811
+def test_short_link_works_offline(offline_site, page, registry):
     q = first_question(registry)
     page.goto((offline_site / "q" / f"{q.id}.html").as_uri())
     page.wait_for_url(re.compile(re.escape(q.src[:-3]) + r"\.html$"))

@@ -10,7 +10,7 @@ import re
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import ROOT, build, make_fixture_site, page_html_path
+from sitekit import ROOT, build, make_fixture_site, page_html_path
 
 FOLLOWUP_ID = re.compile(r"^fu-[a-z0-9]+(-[a-z0-9]+)*$")
 

@@ -39,7 +39,7 @@ def test_reports_the_line_number():
 
 
 def test_a_page_with_a_typed_number_fails_the_build(tmp_path):
-    from conftest import build, make_fixture_site
+    from sitekit import build, make_fixture_site
     from test_bad_input import BODY, page
     body = BODY.replace("The answer.", "The answer needs 140 GB.")
     site = make_fixture_site(tmp_path / "src", {"deployment/inference-fundamentals/t.md": page(1, body=body)})

@@ -117,16 +117,16 @@ def site_macros(docs_dir: str, current_src: Callable[[], str]) -> dict[str, Call
             qs = s.questions_with_tag(tag)
             if not qs:
                 continue
-            out.append(f"### {tag}\n\n{meaning} ({len(qs)} questions)\n")
+            out.append(f"### {tag} {{ #topic-{tag} }}\n\n{meaning} ({len(qs)} questions)\n")
             out.extend(f"- [ ] [{q.label} · {q.title}]({q.link})" for q in qs)
             out.append("")
         return "\n".join(out)
 
     def topics_overview() -> str:
-        """Home page: a way in by topic: each tag in use with its question count, linked to the tags page."""
+        """Home page: a way in by topic: each tag in use with its question count, linked to its questions."""
         s = site()
         items = [(tag, len(s.questions_with_tag(tag))) for tag in s.tags]
-        return " · ".join(f"[{tag}](/tags.md#tag:{tag}) ({n})" for tag, n in items if n)
+        return " · ".join(f"[{tag}](/guide/knowledge-map.md#topic-{tag}) ({n})" for tag, n in items if n)
 
     def difficulty_levels() -> str:
         s = site()

@@ -1,0 +1,28 @@
+"""Sizing formulas: pure, typed functions; inputs are plain numbers or catalog dataclasses.
+
+Modules by topic:
+
+- :mod:`.params`    parameter counts from a config (dense, MoE total/active, MLA)
+- :mod:`.memory`    weight bytes per format (mixed formats), KV bytes (MHA/GQA/MQA, MLA, sliding
+  windows, linear layers), the naive formula, paged blocks, the GPU memory budget
+- :mod:`.parallel`  valid TP degrees, per-GPU shards, TP all-reduce and EP all-to-all volume
+- :mod:`.speed`     decode bandwidth bound, prefill compute time, arithmetic intensity, ridge point
+- :mod:`.capacity`  Little's law, replicas, Kubernetes HPA, cost per million tokens, crossover, floor
+- :mod:`.specdec`   speculative decoding expected tokens and speed-up
+- :mod:`.adapters`  LoRA adapter size
+- :mod:`.vision`    vision-encoder tokens per image
+- :mod:`.transfer`  KV transfer time (disaggregated prefill), model load time
+
+Every function documents its formula, units and assumptions, and raises ValueError on negative or
+nonsensical input. Nothing here formats numbers or imports MkDocs.
+"""
+
+from .adapters import *  # noqa: F401,F403
+from .capacity import *  # noqa: F401,F403
+from .memory import *  # noqa: F401,F403
+from .parallel import *  # noqa: F401,F403
+from .params import *  # noqa: F401,F403
+from .specdec import *  # noqa: F401,F403
+from .speed import *  # noqa: F401,F403
+from .transfer import *  # noqa: F401,F403
+from .vision import *  # noqa: F401,F403

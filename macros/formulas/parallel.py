@@ -1,0 +1,177 @@
+"""Tensor and expert parallelism: valid TP degrees, per-GPU shards and communication volume.
+
+TP rule (vLLM, ``QKVParallelLinear`` in vllm/model_executor/layers/linear.py): the query heads are
+split evenly, so ``num_attention_heads % tp == 0``. KV heads are split when there are at least as
+many as GPUs (``tp <= kv_heads`` and ``kv_heads % tp == 0``); otherwise every GPU holds one KV head
+and each KV head is replicated ``tp / kv_heads`` times, which needs ``tp % kv_heads == 0``.
+MLA models cache one latent per token that every head uses, so under TP each GPU keeps the whole
+latent cache (it is replicated, not split). The MLP's column-parallel split also needs the
+intermediate widths to divide by TP.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import _checks as chk
+
+__all__ = [
+    "tp_problem",
+    "check_tp",
+    "valid_tp_degrees",
+    "kv_heads_per_gpu",
+    "kv_fraction_per_gpu",
+    "TpShard",
+    "tp_shard",
+    "ring_allreduce_bytes_per_gpu",
+    "tp_allreduce_bytes_per_token_per_layer",
+    "tp_allreduce_bytes_per_token",
+    "ep_all_to_all_bytes",
+]
+
+
+def tp_problem(num_attention_heads: int, num_kv_heads: int, tp: int,
+               widths: tuple[tuple[str, int], ...] = ()) -> str | None:
+    """Why ``tp`` is not a valid tensor-parallel degree, or ``None`` if it is (see the module rule)."""
+    chk.positive_int("tp", tp)
+    if num_attention_heads % tp:
+        return f"num_attention_heads {num_attention_heads} is not divisible by TP {tp}"
+    if tp <= num_kv_heads:
+        if num_kv_heads % tp:
+            return f"num_key_value_heads {num_kv_heads} is not divisible by TP {tp}"
+    elif tp % num_kv_heads:
+        return (f"TP {tp} exceeds num_key_value_heads {num_kv_heads} but is not a multiple of it, "
+                "so KV heads cannot be replicated evenly")
+    for name, width in widths:
+        if width and width % tp:
+            return f"{name} {width} is not divisible by TP {tp}"
+    return None
+
+
+def _model_widths(model) -> tuple[tuple[str, int], ...]:
+    widths = []
+    if model.intermediate_size and (model.moe is None or model.moe.first_dense_layers):
+        widths.append(("intermediate_size", model.intermediate_size))
+    if model.moe is not None:
+        widths.append(("moe_intermediate_size", model.moe.moe_intermediate_size))
+    return tuple(widths)
+
+
+def _kv_heads_for_tp(model) -> int:
+    # MLA: the latent is replicated, so only the query heads constrain TP.
+    return model.num_attention_heads if model.mla is not None else model.num_key_value_heads
+
+
+def check_tp(model, tp: int) -> None:
+    """Raise ValueError naming the rule ``tp`` breaks for ``model`` and listing the valid degrees."""
+    problem = tp_problem(model.num_attention_heads, _kv_heads_for_tp(model), tp, _model_widths(model))
+    if problem:
+        valid = ", ".join(str(t) for t in valid_tp_degrees(model))
+        raise ValueError(f"{model.key}: invalid tensor-parallel degree {tp}: {problem}; "
+                         f"valid TP degrees up to 16: {valid}")
+
+
+def valid_tp_degrees(model, max_tp: int = 16) -> list[int]:
+    """Every TP degree from 1 to ``max_tp`` that ``model``'s head counts and widths allow."""
+    chk.positive_int("max_tp", max_tp)
+    kv = _kv_heads_for_tp(model)
+    widths = _model_widths(model)
+    return [t for t in range(1, max_tp + 1)
+            if tp_problem(model.num_attention_heads, kv, t, widths) is None]
+
+
+def kv_heads_per_gpu(num_kv_heads: int, tp: int) -> int:
+    """KV heads one GPU stores: ``kv_heads / tp`` when tp <= kv_heads, else 1 (replicated)."""
+    chk.positive_int("num_kv_heads", num_kv_heads)
+    chk.positive_int("tp", tp)
+    if tp <= num_kv_heads:
+        if num_kv_heads % tp:
+            raise ValueError(f"num_key_value_heads {num_kv_heads} is not divisible by TP {tp}")
+        return num_kv_heads // tp
+    if tp % num_kv_heads:
+        raise ValueError(f"TP {tp} is not a multiple of num_key_value_heads {num_kv_heads}")
+    return 1
+
+
+def kv_fraction_per_gpu(model, tp: int) -> float:
+    """Share of the model's KV cache one GPU holds under TP ``tp``.
+
+    ``kv_heads_per_gpu / kv_heads`` for MHA/GQA/MQA (1/tp when split, 1/kv_heads when replicated);
+    1.0 for MLA (latent replicated on every GPU). Linear-attention states are assumed to split the
+    same way as the KV heads.
+    """
+    chk.positive_int("tp", tp)
+    if model.mla is not None:
+        return 1.0
+    return kv_heads_per_gpu(model.num_key_value_heads, tp) / model.num_key_value_heads
+
+
+@dataclass(frozen=True)
+class TpShard:
+    tp: int
+    weights_per_gpu: float       # bytes
+    kv_fraction: float           # share of the KV cache one GPU holds
+    kv_heads_per_gpu: int        # KV heads (MLA: latent copies) per GPU
+    kv_head_replicas: int        # how many GPUs hold each KV head
+
+
+def tp_shard(model, weight_bytes_total: float, tp: int) -> TpShard:
+    """Per-GPU shards under tensor parallelism ``tp``.
+
+    Weights: ``weight_bytes / tp`` (every linear layer and the vocabulary-parallel embedding and
+    lm_head are split; replicated norms and replicated KV-projection copies are ignored, < 0.1%).
+    KV: see :func:`kv_fraction_per_gpu`.
+    """
+    check_tp(model, tp)
+    chk.non_negative("weight_bytes_total", weight_bytes_total)
+    if model.mla is not None:
+        per_gpu, replicas = 1, tp
+    else:
+        per_gpu = kv_heads_per_gpu(model.num_key_value_heads, tp)
+        replicas = max(1, tp // model.num_key_value_heads)
+    return TpShard(tp=tp, weights_per_gpu=weight_bytes_total / tp, kv_fraction=kv_fraction_per_gpu(model, tp),
+                   kv_heads_per_gpu=per_gpu, kv_head_replicas=replicas)
+
+
+def ring_allreduce_bytes_per_gpu(buffer_bytes: float, n_gpus: int) -> float:
+    """Bytes each GPU sends (and receives) in a ring all-reduce of ``buffer_bytes``: ``2(p-1)/p x buffer``.
+
+    A ring all-reduce is a reduce-scatter plus an all-gather, each moving ``(p-1)/p`` of the buffer
+    through every GPU. Zero for a single GPU.
+    """
+    chk.non_negative("buffer_bytes", buffer_bytes)
+    chk.positive_int("n_gpus", n_gpus)
+    return 2 * (n_gpus - 1) / n_gpus * buffer_bytes
+
+
+def tp_allreduce_bytes_per_token_per_layer(hidden_size: int, element_bytes: float, tp: int) -> float:
+    """Bytes each GPU sends per token per layer under TP: 2 all-reduces of ``hidden x bytes``.
+
+    Megatron-style TP all-reduces the activations once after attention's row-parallel o_proj and once
+    after the MLP's row-parallel down projection: ``2 x 2(p-1)/p x hidden x bytes``.
+    """
+    chk.positive_int("hidden_size", hidden_size)
+    chk.positive("element_bytes", element_bytes)
+    return 2 * ring_allreduce_bytes_per_gpu(hidden_size * element_bytes, tp)
+
+
+def tp_allreduce_bytes_per_token(model, element_bytes: float, tp: int) -> float:
+    """All layers: ``layers x`` :func:`tp_allreduce_bytes_per_token_per_layer`."""
+    return model.num_hidden_layers * tp_allreduce_bytes_per_token_per_layer(model.hidden_size, element_bytes, tp)
+
+
+def ep_all_to_all_bytes(tokens: int, top_k: int, hidden_size: int, element_bytes: float,
+                        include_combine: bool = True) -> float:
+    """Bytes an expert-parallel MoE layer moves per step: ``tokens x top_k x hidden x bytes`` per direction.
+
+    Dispatch sends each token's hidden state to each of its top-k experts; combine brings the k
+    results back; so ``x 2`` with ``include_combine``. Per MoE layer, summed over all GPUs; with
+    uniform routing over ``ep`` ranks, ``(ep-1)/ep`` of it crosses the interconnect (the rest stays
+    on the local GPU).
+    """
+    chk.non_negative_int("tokens", tokens)
+    chk.positive_int("top_k", top_k)
+    chk.positive_int("hidden_size", hidden_size)
+    chk.positive("element_bytes", element_bytes)
+    one_way = tokens * top_k * hidden_size * element_bytes
+    return 2 * one_way if include_combine else one_way

@@ -1,0 +1,230 @@
+"""The catalog loader: the real files validate; broken files fail naming file, entry key and field;
+lookups list the valid keys; and the catalog's data agrees with figures derived independently."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from macros.catalog import (CATALOG_DIR, CATALOG_FILES, Catalog, CatalogError, UnknownKeyError, clear_cache,
+                            load_catalog)
+from macros.formulas import effective_bits_per_weight
+
+REQUIRED_FORMATS = ["fp32", "bf16", "fp8", "int8", "int4-g128", "int4-g128-zp", "mxfp4", "nf4", "nf4-dq",
+                    "gguf-q8_0", "gguf-q6_k", "gguf-q5_k", "gguf-q4_k", "gguf-q3_k", "gguf-q2_k", "gguf-q4_k_m"]
+
+
+@pytest.fixture
+def cat() -> Catalog:
+    return load_catalog()
+
+
+@pytest.fixture
+def copy(tmp_path) -> Path:
+    """A writable copy of the real catalog directory."""
+    for name in CATALOG_FILES:
+        shutil.copy(CATALOG_DIR / name, tmp_path / name)
+    clear_cache()
+    return tmp_path
+
+
+def _edit(path: Path, fn) -> None:
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    fn(doc)
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+
+
+# --------------------------------------------------------------------------------------------------
+# the real catalog
+# --------------------------------------------------------------------------------------------------
+
+def test_real_catalog_loads_with_the_required_entries(cat):
+    assert "llama-3.1-70b" in cat.models and "deepseek-v3" in cat.models
+    assert "h100-sxm" in cat.gpus
+    assert set(REQUIRED_FORMATS) <= set(cat.formats)
+    assert cat.prices.gpu_hour and cat.prices.api
+
+
+def test_load_is_cached_and_reloads_when_a_file_changes(copy):
+    first = load_catalog(copy)
+    assert load_catalog(copy) is first
+    _edit(copy / "gpus.yaml", lambda d: d["gpus"][0].update(notes="edited"))
+    second = load_catalog(copy)
+    assert second is not first
+    assert next(iter(second.gpus.values())).notes == "edited"
+
+
+def test_exponent_without_dot_or_sign_is_read_as_a_number(copy):
+    # Plain PyYAML (YAML 1.1) reads 3.35e12 as the *string* '3.35e12'; the catalog loader must not.
+    text = (copy / "gpus.yaml").read_text(encoding="utf-8")
+    text = text.replace("memory_bandwidth_bytes_per_s: 3.35e+12", "memory_bandwidth_bytes_per_s: 3.35e12", 1)
+    assert "3.35e12" in text
+    (copy / "gpus.yaml").write_text(text, encoding="utf-8")
+    assert isinstance(yaml.safe_load("x: 3.35e12")["x"], str)  # the pitfall being guarded against
+    assert load_catalog(copy).gpu("h100-sxm").memory_bandwidth_bytes_per_s == 3.35e12
+
+
+# --------------------------------------------------------------------------------------------------
+# schema errors name file, key and field
+# --------------------------------------------------------------------------------------------------
+
+def _error(copy: Path) -> str:
+    with pytest.raises(CatalogError) as info:
+        load_catalog(copy)
+    return str(info.value)
+
+
+def test_missing_field(copy):
+    _edit(copy / "models.yaml", lambda d: d["models"][3].pop("num_key_value_heads"))
+    msg = _error(copy)
+    assert "models.yaml" in msg and "[llama-3.1-70b]" in msg and "num_key_value_heads" in msg
+    assert "missing" in msg
+
+
+def test_wrong_type(copy):
+    _edit(copy / "gpus.yaml", lambda d: d["gpus"][1].update(memory_bytes="80GB"))
+    msg = _error(copy)
+    assert "gpus.yaml" in msg and "[h100-sxm]" in msg and "memory_bytes" in msg and "integer" in msg
+
+
+def test_wrong_type_bool(copy):
+    _edit(copy / "formats.yaml", lambda d: d["formats"][1].update(kv_cache="yes"))
+    msg = _error(copy)
+    assert "formats.yaml" in msg and "[bf16]" in msg and "kv_cache" in msg
+
+
+def test_duplicate_entry_key(copy):
+    def dup(d):
+        d["formats"].append(dict(d["formats"][2]))
+    _edit(copy / "formats.yaml", dup)
+    msg = _error(copy)
+    assert "formats.yaml" in msg and "[fp8]" in msg and "key" in msg and "duplicate" in msg
+
+
+def test_duplicate_mapping_key_inside_an_entry(copy):
+    # PyYAML silently keeps the last of two equal keys; the loader must refuse.
+    path = copy / "gpus.yaml"
+    text = path.read_text(encoding="utf-8")
+    text = text.replace("    tdp_watts: 700\n", "    tdp_watts: 700\n    tdp_watts: 800\n", 1)
+    path.write_text(text, encoding="utf-8")
+    msg = _error(copy)
+    assert "gpus.yaml" in msg and "[h100-sxm]" in msg and "duplicate" in msg and "tdp_watts" in msg
+
+
+def test_nested_block_field(copy):
+    _edit(copy / "models.yaml",
+          lambda d: next(m for m in d["models"] if m["key"] == "deepseek-v3")["mla"].pop("kv_lora_rank"))
+    msg = _error(copy)
+    assert "[deepseek-v3]" in msg and "mla.kv_lora_rank" in msg
+
+
+def test_unknown_field_is_a_typo(copy):
+    _edit(copy / "models.yaml", lambda d: d["models"][0].update(num_kv_heads=8))
+    msg = _error(copy)
+    assert "[llama-2-7b]" in msg and "num_kv_heads" in msg and "unknown field" in msg
+
+
+def test_negative_size(copy):
+    _edit(copy / "models.yaml", lambda d: d["models"][0].update(num_hidden_layers=-32))
+    msg = _error(copy)
+    assert "[llama-2-7b]" in msg and "num_hidden_layers" in msg
+
+
+def test_bad_cross_reference(copy):
+    _edit(copy / "prices.yaml", lambda d: d["gpu_hour"][0].update(gpu="h100-sxm-typo"))
+    msg = _error(copy)
+    assert "prices.yaml" in msg and "[h100-sxm-cloud]" in msg and ".gpu" in msg and "h100-sxm" in msg
+
+
+def test_inconsistent_architecture(copy):
+    _edit(copy / "models.yaml", lambda d: d["models"][0].update(architecture="moe"))
+    msg = _error(copy)
+    assert "[llama-2-7b]" in msg and "moe" in msg
+
+
+def test_missing_file(copy):
+    (copy / "prices.yaml").unlink()
+    assert "prices.yaml" in _error(copy)
+
+
+# --------------------------------------------------------------------------------------------------
+# lookups
+# --------------------------------------------------------------------------------------------------
+
+def test_unknown_keys_list_the_valid_ones(cat):
+    with pytest.raises(UnknownKeyError) as info:
+        cat.model("llama-70b")
+    msg = str(info.value)
+    assert msg.startswith("unknown model 'llama-70b'")
+    assert "valid models:" in msg and "deepseek-v3" in msg and "llama-3.1-70b" in msg
+    with pytest.raises(UnknownKeyError, match="valid GPUs: .*h100-sxm"):
+        cat.gpu("h100")
+    with pytest.raises(UnknownKeyError, match="valid formats: .*int4-g128"):
+        cat.format("int4")
+    assert isinstance(UnknownKeyError("model", "x", []), ValueError)
+
+
+# --------------------------------------------------------------------------------------------------
+# the data against independent derivations
+# --------------------------------------------------------------------------------------------------
+
+# Effective bits from the block structs in llama.cpp ggml/src/ggml-common.h (bytes per block x 8 /
+# weights per block), hand-computed: block_q8_0 = 2 + 32 = 34 B / 32; block_q6_K = 128 + 64 + 16 + 2
+# = 210 B / 256; block_q5_K = 4 + 12 + 32 + 128 = 176 B / 256; block_q4_K = 4 + 12 + 128 = 144 B / 256;
+# block_q3_K = 32 + 64 + 12 + 2 = 110 B / 256; block_q2_K = 16 + 64 + 4 = 84 B / 256.
+# MXFP4: OCP MX v1.0 spec, 32 E2M1 elements + one 8-bit E8M0 scale. int4-g128: one FP16 scale per 128.
+# NF4: QLoRA paper (arXiv:2305.14314), FP32 absmax per 64 = 0.5 bits; with double quantization
+# 8/64 + 32/(64*256) = 0.127 bits.
+HAND_BITS = {
+    "gguf-q8_0": 34 * 8 / 32,
+    "gguf-q6_k": 210 * 8 / 256,
+    "gguf-q5_k": 176 * 8 / 256,
+    "gguf-q4_k": 144 * 8 / 256,
+    "gguf-q3_k": 110 * 8 / 256,
+    "gguf-q2_k": 84 * 8 / 256,
+    "mxfp4": 4 + 8 / 32,
+    "int4-g128": 4 + 16 / 128,
+    "int4-g128-zp": 4 + (16 + 4) / 128,
+    "nf4": 4 + 32 / 64,
+    "nf4-dq": 4 + 8 / 64 + 32 / (64 * 256),
+    "fp8": 8, "bf16": 16, "fp32": 32, "int8": 8,
+}
+
+
+@pytest.mark.parametrize("key, bits", sorted(HAND_BITS.items()))
+def test_format_bits_match_the_block_structs(cat, key, bits):
+    assert cat.format(key).bits_per_weight == pytest.approx(bits, abs=1e-9)
+
+
+@pytest.mark.parametrize("key", [k for k in HAND_BITS if k not in ("fp8", "bf16", "fp32", "int8")])
+def test_grouped_formats_are_consistent_with_their_group_and_scale(cat, key):
+    # bits_per_weight = element bits + scale_bits / group_size, where element bits are the integer part
+    # the struct stores per weight (8, 6, 5, 4, 3, 2; NF4/MXFP4/INT4: 4).
+    f = cat.format(key)
+    element = {"gguf-q8_0": 8, "gguf-q6_k": 6, "gguf-q5_k": 5, "gguf-q3_k": 3, "gguf-q2_k": 2}.get(key, 4)
+    assert effective_bits_per_weight(element, f.group_size, f.scale_bits) == pytest.approx(f.bits_per_weight)
+
+
+def test_kv_cache_flags(cat):
+    # vLLM --kv-cache-dtype accepts auto (16-bit) and fp8; weight-only formats are not KV dtypes.
+    assert cat.format("bf16").kv_cache and cat.format("fp8").kv_cache
+    for key in ("int4-g128", "mxfp4", "nf4", "gguf-q4_k"):
+        assert not cat.format(key).kv_cache
+
+
+def test_gpu_memory_is_binary_for_80gb_parts(cat):
+    # nvidia-smi reports 81920 MiB for the A100 80GB: the "80GB" part is 80 GiB = 85,899,345,920 bytes.
+    assert cat.gpu("a100-80gb-sxm").memory_bytes == 80 * 2**30
+    assert cat.gpu("h100-sxm").memory_bytes == 80 * 2**30
+
+
+def test_gpu_dense_flops_are_half_the_sparse_datasheet_figures(cat):
+    # H100 SXM datasheet: BF16 1,979 TFLOPS and FP8 3,958 TFLOPS *with sparsity*; dense is half.
+    g = cat.gpu("h100-sxm")
+    assert g.bf16_dense_flops == pytest.approx(1979e12 / 2, rel=1e-3)
+    assert g.fp8_dense_flops == pytest.approx(3958e12 / 2, rel=1e-3)
+    # NVLink 4: 900 GB/s total bidirectional -> 450 GB/s per direction.
+    assert g.interconnect_bytes_per_s_per_direction == pytest.approx(900e9 / 2)

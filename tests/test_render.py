@@ -1,0 +1,312 @@
+"""Rendered worked examples and reference tables: units, links, errors, wrapper and documentation."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import jinja2
+import markdown
+import pytest
+
+from macros import render
+from macros.catalog import load_catalog
+from macros.errors import MacroInputError
+from macros.render import MACROS, catalog_href, example_block
+
+ROOT = Path(__file__).resolve().parents[1]
+CAT = load_catalog()
+MD_EXTENSIONS = ["attr_list", "md_in_html", "tables", "toc", "pymdownx.blocks.details", "pymdownx.superfences"]
+
+# One call per block macro (the worked examples), used by several tests below.
+BLOCK_CALLS = {
+    "param_count": dict(model="deepseek-v3"),
+    "weights": dict(model="gpt-oss-120b", fmt="bf16", expert_fmt="mxfp4"),
+    "kv_per_token": dict(model="gemma-2-9b"),
+    "kv_cache": dict(model="llama-3.1-70b", batch=32, context=8192, kv_dtype="bf16"),
+    "memory_budget": dict(model="llama-3.1-70b", gpu="h100-sxm", fmt="fp8", n_gpus=2),
+    "tp_shards": dict(model="llama-3.1-70b", n_gpus=16),
+    "allreduce_volume": dict(model="llama-3.1-70b", n_gpus=8, tokens=64, gpu="h100-sxm"),
+    "ep_all_to_all": dict(model="deepseek-v3", tokens=512, n_gpus=8, gpu="h200-sxm"),
+    "decode_speed": dict(model="mixtral-8x7b", gpu="h100-sxm", n_gpus=2, batch=8),
+    "prefill_time": dict(model="llama-3.1-70b", gpu="h100-sxm", tokens="32K", fmt="fp8", n_gpus=4),
+    "arithmetic_intensity": dict(gpu="h100-sxm", batch=32),
+    "littles_law": dict(arrival_rate=40, latency=2.5),
+    "replicas": dict(peak_load=900, per_replica=100, target_util=0.75),
+    "hpa": dict(current_replicas=50, current_metric=90, target_metric=75),
+    "cost_per_million": dict(gpu="h100-sxm", tokens_per_s=12000, n_gpus=8, utilization=0.6),
+    "crossover": dict(gpu="h100-sxm", api="gpt-oss-120b-hosted"),
+    "cost_floor": dict(gpu="h100-sxm", n_gpus=8),
+    "spec_decode": dict(acceptance_rate=0.7, draft_length=5, draft_cost=0.1),
+    "lora_size": dict(model="llama-3.1-8b", rank=16),
+    "vision_tokens": dict(height=1080, width=1920),
+    "kv_transfer": dict(model="llama-3.1-70b", context="8K", link_gbit_per_s=400),
+    "load_time": dict(model="llama-3.1-70b", storage_gb_per_s=2, network_gbit_per_s=100),
+}
+PAGE_MACROS = ["model_catalog", "gpu_catalog", "format_catalog", "price_table", "what_fits"]
+INLINE = sorted(set(MACROS) - set(BLOCK_CALLS) - set(PAGE_MACROS))
+
+
+def test_every_block_macro_has_a_test_call():
+    doc_blocks = set(re.findall(r"^### (\w+)$", (ROOT / "macros/MACROS.md").read_text(encoding="utf-8")
+                                .split("## Inline values")[0], re.M))
+    assert doc_blocks == set(BLOCK_CALLS)
+
+
+@pytest.mark.parametrize("name", sorted(BLOCK_CALLS))
+def test_block_macros_render_through_example_block(name, monkeypatch):
+    monkeypatch.setattr(render, "example_block", lambda title, body: f"<<{title}|{body}>>")
+    out = MACROS[name](**BLOCK_CALLS[name])
+    assert out.startswith("<<") and out.endswith(">>")
+    assert "**Formula" in out and "**Result" in out
+
+
+@pytest.mark.parametrize("name", sorted(BLOCK_CALLS))
+def test_block_output_is_indentation_free_markdown(name):
+    out = MACROS[name](**BLOCK_CALLS[name])
+    assert out.startswith('<div class="worked-example" markdown>\n\n**Worked example — ')
+    assert out.endswith("\n\n</div>")
+    for line in out.splitlines():
+        assert not line.startswith((" ", "\t")), f"indented line in {name}: {line!r}"
+    # it renders inside a /// details block with the site's extensions: a table and a result survive
+    html = markdown.Markdown(extensions=MD_EXTENSIONS).convert(f"/// details | T\n\n{out}\n\n///\n")
+    assert '<div class="worked-example">' in html and "<details>" in html
+    assert "**" not in html
+
+
+def test_example_block_format():
+    assert example_block("T", "body") == ('<div class="worked-example" markdown>\n\n'
+                                          '**Worked example — T**\n\nbody\n\n</div>')
+
+
+def test_kv_cache_example_numbers_units_and_links():
+    out = MACROS["kv_cache"]("llama-3.1-70b", batch=32, context=8192, kv_dtype="bf16")
+    # 2 x 80 x 8 x 128 x 2 bytes x 32 x 8192 = 85,899,345,920 bytes = 85.9 GB = 80 GiB (hand arithmetic)
+    assert "85,899,345,920 bytes" in out
+    assert "85.9 GB (80.0 GiB)" in out
+    assert "[Llama-3.1-70B](/reference/models.md#model-llama-3-1-70b)" in out
+    assert "(/reference/formats.md#format-bf16)" in out
+    assert re.search(r"gives 687\.2 GB \(640\.0 GiB\), 8(\.00)?× the correct figure", out)  # 64 / 8 heads
+
+
+def test_llama2_naive_contrast_figures():
+    # Issue figures: Llama-2-70B, 2,048 tokens x 32, FP16: naive ~171.8 GB, GQA ~21.5 GB.
+    out = MACROS["kv_cache"]("llama-2-70b", batch=32, context=2048, kv_dtype="bf16")
+    assert "21.5 GB (20.0 GiB)" in out and "171.8 GB (160.0 GiB)" in out
+
+
+@pytest.mark.parametrize("name", sorted(BLOCK_CALLS))
+def test_byte_results_show_gb_and_gib(name):
+    out = MACROS[name](**BLOCK_CALLS[name])
+    # every decimal GB (or MB) byte figure is followed by its binary GiB (MiB) twin; GB/s is a rate
+    for unit, twin in (("GB", "GiB"), ("MB", "MiB")):
+        for m in re.finditer(rf"\d {unit}(?!/)", out):
+            assert re.match(rf" \([\d,.]+ {twin}\)", out[m.end():]), (name, out[m.start() - 20:m.end() + 20])
+
+
+def test_inline_values():
+    # 327,680 bytes = 320 KiB (required figure); DeepSeek-V3 MLA 61 x 576 x 2 = 70,272 bytes.
+    assert MACROS["kv_token_bytes"]("llama-3.1-70b", "bf16") == "327,680 bytes (320 KiB)"
+    assert MACROS["kv_token_bytes"]("deepseek-v3", kv_dtype="fp8") == "35,136 bytes (34.31 KiB)"
+    assert MACROS["weight_gb"]("llama-3.1-70b") == "141.1 GB (131.4 GiB)"  # 70,553,706,496 x 2 bytes
+    assert MACROS["gpu_memory"]("h100-sxm") == "85.9 GB (80.0 GiB)"
+    assert MACROS["model_field"]("llama-3.1-70b", "num_key_value_heads") == "8"
+    assert MACROS["model_field"]("deepseek-v3", "mla.kv_lora_rank") == "512"
+    assert MACROS["valid_tp"]("qwen2.5-7b") == "1, 2, 4"
+    assert MACROS["spec_tokens"](0.8, 4) == "3.36"  # (1 - 0.8^5) / 0.2 = 3.3616
+    assert MACROS["format_bits"]("int4-g128") == "4.125 bits"
+    assert MACROS["model_link"]("llama-3.1-70b") == "[Llama-3.1-70B](/reference/models.md#model-llama-3-1-70b)"
+    assert MACROS["kv_cache_gb"]("llama-3.1-70b", batch=32, context="8K") == "85.9 GB (80.0 GiB)"
+
+
+@pytest.mark.parametrize("name", INLINE)
+def test_inline_macros_are_single_line(name):
+    sig = inspect.signature(MACROS[name])
+    kwargs = {}
+    for p in sig.parameters.values():
+        if p.default is not inspect.Parameter.empty:
+            continue
+        kwargs[p.name] = {"model": "llama-3.1-70b", "gpu": "h100-sxm", "fmt": "fp8", "field": "hidden_size",
+                          "acceptance_rate": 0.8, "draft_length": 4}[p.name]
+    out = MACROS[name](**kwargs)
+    assert out and "\n" not in out
+
+
+def test_catalog_href():
+    assert catalog_href("model", "llama-3.1-70b") == "/reference/models.md#model-llama-3-1-70b"
+    assert catalog_href("gpu", "h100-sxm") == "/reference/gpus.md#gpu-h100-sxm"
+    assert catalog_href("format", "int4-g128") == "/reference/formats.md#format-int4-g128"
+
+
+# --------------------------------------------------------------------------------------------------
+# errors
+# --------------------------------------------------------------------------------------------------
+
+def test_unknown_model_lists_valid_models():
+    with pytest.raises(MacroInputError) as info:
+        MACROS["kv_cache"]("llama-70b", batch=1, context=1024)
+    msg = str(info.value)
+    assert "unknown model 'llama-70b'" in msg and "valid models:" in msg
+    for key in CAT.models:
+        assert key in msg
+    assert isinstance(info.value, ValueError)
+
+
+def test_unknown_gpu_and_format():
+    with pytest.raises(MacroInputError, match="valid GPUs: .*h100-sxm"):
+        MACROS["memory_budget"]("llama-3.1-70b", "h100")
+    with pytest.raises(MacroInputError, match="valid formats: .*int4-g128"):
+        MACROS["weights"]("llama-3.1-70b", fmt="int4")
+
+
+def test_kv_dtype_marked_false_is_refused_with_valid_choices():
+    with pytest.raises(MacroInputError) as info:
+        MACROS["kv_cache"]("llama-3.1-70b", kv_dtype="int4-g128")
+    msg = str(info.value)
+    assert "kv_cache: false" in msg and "valid KV dtypes:" in msg and "bf16" in msg and "fp8" in msg
+
+
+def test_tp_that_does_not_divide_heads():
+    with pytest.raises(MacroInputError) as info:
+        MACROS["memory_budget"]("qwen2.5-7b", "h100-sxm", n_gpus=8)
+    msg = str(info.value)
+    assert "28" in msg and "valid TP degrees" in msg and "1, 2, 4" in msg
+    with pytest.raises(MacroInputError):
+        MACROS["tp_shards"]("qwen2.5-7b", n_gpus=8)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: MACROS["kv_cache"]("llama-3.1-70b", batch=-1),
+    lambda: MACROS["kv_cache"]("llama-3.1-70b", context=-8192),
+    lambda: MACROS["kv_cache"]("llama-3.1-70b", context="lots"),
+    lambda: MACROS["memory_budget"]("llama-3.1-70b", "h100-sxm", gpu_util=1.5),
+    lambda: MACROS["replicas"](-5, 100),
+    lambda: MACROS["hpa"](0, 90, 75),
+    lambda: MACROS["spec_decode"](acceptance_rate=1.5),
+    lambda: MACROS["littles_law"](concurrency=3),
+    lambda: MACROS["ep_all_to_all"]("llama-3.1-70b"),
+    lambda: MACROS["prefill_time"]("llama-3.1-70b", "a100-80gb-sxm", fmt="fp8"),
+    lambda: MACROS["cost_per_million"]("l40s", tokens_per_s=1000),
+    lambda: MACROS["kv_transfer"]("llama-3.1-70b"),
+    lambda: MACROS["model_field"]("llama-3.1-70b", "nope"),
+])
+def test_bad_input_raises_macro_input_error(call):
+    with pytest.raises(MacroInputError):
+        call()
+
+
+def test_a_model_that_does_not_fit_says_so():
+    # Llama-3.1-405B in BF16 (405.85e9 x 2 = 811.7 GB) cannot fit one 80 GiB GPU.
+    out = MACROS["memory_budget"]("llama-3.1-405b", "h100-sxm", fmt="bf16", n_gpus=1)
+    assert "does not fit" in out
+
+
+# --------------------------------------------------------------------------------------------------
+# reference pages
+# --------------------------------------------------------------------------------------------------
+
+def _ids(md_text: str) -> set[str]:
+    html = markdown.Markdown(extensions=MD_EXTENSIONS).convert(md_text)
+    return set(re.findall(r'id="([^"]+)"', html))
+
+
+def test_reference_pages_carry_an_anchor_for_every_entry():
+    ids = _ids(MACROS["model_catalog"]())
+    assert {"model-" + k.replace(".", "-") for k in CAT.models} <= ids
+    assert "model-llama-3-1-70b" in ids
+    ids = _ids(MACROS["gpu_catalog"]())
+    assert {"gpu-" + k for k in CAT.gpus} <= ids
+    ids = _ids(MACROS["format_catalog"]())
+    assert {"format-" + k for k in CAT.formats} <= ids
+    ids = _ids(MACROS["price_table"]())
+    assert {"price-" + k for k in CAT.prices.gpu_hour} <= ids
+    assert {"api-" + k.replace(".", "-") for k in CAT.prices.api} <= ids
+
+
+def test_every_link_in_examples_points_at_an_existing_anchor():
+    anchors = (_ids(MACROS["model_catalog"]()) | _ids(MACROS["gpu_catalog"]()) | _ids(MACROS["format_catalog"]())
+               | _ids(MACROS["price_table"]()))
+    checked = 0
+    for name, kwargs in BLOCK_CALLS.items():
+        for target in re.findall(r"\]\((/reference/[^)#]+\.md)#([^)]+)\)", MACROS[name](**kwargs)):
+            assert target[1] in anchors, (name, target)
+            checked += 1
+    assert checked > 50
+
+
+def test_model_catalog_contents():
+    out = MACROS["model_catalog"]()
+    # Llama-3.1-70B: computed 70,553,706,496 (hand arithmetic in test_formulas_params) vs stated 70B.
+    assert "70,553,706,496" in out
+    assert "327,680 bytes (320 KiB)" in out          # KV per token BF16
+    assert "163,840 bytes (160 KiB)" in out          # and FP8
+    assert "141.1 GB (131.4 GiB)" in out             # BF16 weights
+    for kind in ("BF16", "FP8", "INT4"):
+        assert kind in out
+
+
+def test_what_fits_cells():
+    out = MACROS["what_fits"](models=["llama-3.1-70b", "qwen2.5-7b"], gpus=["h100-sxm"])
+    llama = out.split("## Qwen2.5-7B")[0]
+    qwen = out.split("## Qwen2.5-7B")[1]
+    # 141.1 GB of BF16 weights > 0.9 x 85.9 GB on one GPU: does not fit; on 8 GPUs it does.
+    one_gpu = next(line for line in llama.splitlines() if "| 1 |" in line)
+    assert one_gpu.split("|")[3].strip().startswith("✗")
+    eight = next(line for line in llama.splitlines() if "| 8 |" in line)
+    assert all(c.strip().startswith("✓") for c in eight.split("|")[3:6])
+    # Qwen2.5-7B has 28 heads: TP 8 is invalid.
+    q8 = next(line for line in qwen.splitlines() if "| 8 |" in line)
+    assert "TP invalid" in q8
+    assert "Assumptions" in out
+
+
+# --------------------------------------------------------------------------------------------------
+# documentation and isolation
+# --------------------------------------------------------------------------------------------------
+
+def _doc_examples() -> list[tuple[str, str]]:
+    text = (ROOT / "macros/MACROS.md").read_text(encoding="utf-8")
+    return re.findall(r"^### (\w+)\n.*?^```\n(\{\{.*?\}\})\n```", text, re.M | re.S)
+
+
+def test_macros_md_documents_exactly_the_registered_macros():
+    headings = re.findall(r"^### (\w+)$", (ROOT / "macros/MACROS.md").read_text(encoding="utf-8"), re.M)
+    assert sorted(headings) == sorted(MACROS)
+    assert len(_doc_examples()) == len(MACROS)
+
+
+@pytest.mark.parametrize("name, call", _doc_examples())
+def test_macros_md_examples_render(name, call):
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    env.globals.update(MACROS)
+    assert name in call
+    out = env.from_string(call).render()
+    assert out.strip()
+
+
+def test_every_macro_has_a_docstring():
+    for name, fn in MACROS.items():
+        assert (fn.__doc__ or "").strip(), name
+
+
+def test_macros_package_does_not_import_mkdocs():
+    for path in (ROOT / "macros").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"^\s*(import mkdocs|from mkdocs)", text, re.M), path
+    code = ("import sys, macros.render, macros.formulas, macros.catalog; "
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('mkdocs', 'mkdocs_macros', 'material')]; "
+            "assert not bad, bad")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_catalog_free_text_is_escaped():
+    # The A100 note quotes the datasheet's "... 624 TFLOPS*" twice; unescaped, Markdown would italicize
+    # the text between the two asterisks.
+    assert "TFLOPS*" in (CAT.gpu("a100-80gb-sxm").notes or "")
+    html = markdown.Markdown(extensions=MD_EXTENSIONS).convert(MACROS["gpu_catalog"]())
+    assert "<em>" not in html
+    assert "624 TFLOPS*" in html
