@@ -368,6 +368,9 @@ def weights(model: str, fmt: str = "bf16", expert_fmt: str | None = None, embed_
     b = F.param_breakdown(m)
     wb = F.weight_bytes_breakdown(m, f, fe, fm, breakdown=b)
     mixed = fe is not None or fm is not None
+    if fe is not None and not b.routed_experts:
+        raise MacroInputError(f"expert_fmt applies to MoE models only; {m.name} is dense "
+                              "(omit expert_fmt, or use embed_fmt for the embeddings)")
     title = f"weights of {m.name} in {f.name}" + (" (mixed formats)" if mixed else "")
     ex = _Example(title)
     src = _mlink(m)
@@ -377,14 +380,19 @@ def weights(model: str, fmt: str = "bf16", expert_fmt: str | None = None, embed_
         ex.input(f"bits per weight, {f.key}", _bits(f.bits_per_weight), _flink(f))
         ex.step(f"{_i(b.total)} × {_bits(f.bits_per_weight)} / 8 = {_i(wb.total)} bytes")
     else:
-        ex.formula("bytes = experts × bits(expert_fmt)/8 + embeddings × bits(embed_fmt)/8 + rest × bits(fmt)/8")
+        if b.routed_experts:
+            ex.formula("bytes = experts × bits(expert_fmt)/8 + embeddings × bits(embed_fmt)/8 + rest × bits(fmt)/8")
+        else:
+            ex.formula("bytes = embeddings × bits(embed_fmt)/8 + rest × bits(fmt)/8")
         rest = b.total - b.embeddings - b.routed_experts
         fe_ = fe or f
         fm_ = fm or f
-        ex.input("routed-expert parameters", _i(b.routed_experts), src)
+        if b.routed_experts:
+            ex.input("routed-expert parameters", _i(b.routed_experts), src)
         ex.input("embedding + lm_head parameters", _i(b.embeddings), src)
         ex.input("other parameters", _i(rest), src)
-        ex.input(f"bits per weight, experts ({fe_.key})", _bits(fe_.bits_per_weight), _flink(fe_))
+        if b.routed_experts:
+            ex.input(f"bits per weight, experts ({fe_.key})", _bits(fe_.bits_per_weight), _flink(fe_))
         ex.input(f"bits per weight, embeddings ({fm_.key})", _bits(fm_.bits_per_weight), _flink(fm_))
         ex.input(f"bits per weight, rest ({f.key})", _bits(f.bits_per_weight), _flink(f))
         if b.routed_experts:
@@ -508,6 +516,33 @@ def kv_cache(model: str, batch: int = 1, context=8192, kv_dtype: str = "bf16", n
     return ex.render()
 
 
+@_as_input_error
+def paged_tail_waste(model: str, block_size: int = F.DEFAULT_BLOCK_SIZE, kv_dtype: str = "bf16",
+                     sequences: int = 1) -> str:
+    """Worked example: internal fragmentation of paged KV, at most block_size − 1 empty slots per sequence."""
+    m, kv = _model(model), _kv_dtype(kv_dtype)
+    bs = _count("block_size", block_size)
+    n = _count("sequences", sequences)
+    w = F.paged_tail_waste(m, bs, kv, n)
+    ex = _Example(f"paged KV tail waste of {m.name}, blocks of {bs} tokens, {n} sequence{'s' if n != 1 else ''}")
+    ex.formula("worst case = sequences × (block_size − 1) × KV bytes/token")
+    ex.formula("average = sequences × (block_size − 1) / 2 × KV bytes/token (lengths spread evenly over a block)")
+    ex.input("KV bytes per token", U.fmt_bytes(w.bytes_per_token), f"{_mlink(m)}, {_flink(kv)}")
+    ex.input("block size", f"{bs} tokens", "vLLM default 16" if bs == F.DEFAULT_BLOCK_SIZE else GIVEN)
+    ex.input("sequences", _i(n), GIVEN)
+    ex.step(f"worst case per sequence: {bs - 1} tokens × {_i(w.bytes_per_token)} bytes = "
+            f"{U.fmt_bytes(w.bytes_per_token * w.worst_tokens_per_sequence)}")
+    ex.step(f"average per sequence: {_n(w.mean_tokens_per_sequence)} tokens × {_i(w.bytes_per_token)} bytes = "
+            f"{U.fmt_bytes(w.bytes_per_token * w.mean_tokens_per_sequence)}")
+    if n > 1:
+        ex.step(f"× {_i(n)} sequences")
+    ex.result(f"at most {U.fmt_gb(w.worst_bytes)} wasted" + (f" across {_i(n)} sequences" if n > 1 else ""))
+    ex.result(f"about {U.fmt_gb(w.mean_bytes)} on average")
+    ex.note("Only each sequence's last block is partly empty; every other block is full. Blocks shared "
+            "through prefix caching are counted once per sequence here, an upper bound.")
+    return ex.render()
+
+
 # ==================================================================================================
 # memory budget, tensor parallelism
 # ==================================================================================================
@@ -543,7 +578,8 @@ def memory_budget(model: str, gpu: str, fmt: str = "bf16", n_gpus: int = 1, cont
     ex.input("GPU memory", U.fmt_gb(g.memory_bytes), _glink(g))
     ex.input("weights (all GPUs)", U.fmt_gb(wtotal), f"{_mlink(m)}, {_flink(f)}" + (f", experts {_flink(fe)}" if fe else ""))
     ex.input("TP degree (= GPUs)", str(n), GIVEN)
-    ex.input("`--gpu-memory-utilization`", _bits(gpu_util), "vLLM default 0.9")
+    ex.input("`--gpu-memory-utilization`", _bits(gpu_util),
+             "assumption (vLLM's default was 0.9; recent releases default to 0.92)")
     ex.input("activations / runtime reserve per GPU", f"{_bits(activation_gib)} GiB / {_bits(reserve_gib)} GiB",
              "assumption")
     ex.input(f"KV dtype ({kv.key}), block size", f"{_bytes_el(kv.bits_per_weight / 8)} bytes, {block_size} tokens",
@@ -853,6 +889,31 @@ def replicas(peak_load: float, per_replica: float, target_util: float = 0.7, red
     ex.step(f"ceil({_n(peak_load)} / ({_n(per_replica)} × {_bits(target_util)})) = {base}")
     ex.step(f"{base} + {redundancy} = {n}")
     ex.result(f"{n} replicas")
+    return ex.render()
+
+
+@_as_input_error
+def zone_replicas(peak_load: float, per_replica: float, zones: int = 3, target_util: float = 0.7,
+                  unit: str = "requests/s") -> str:
+    """Worked example: replicas per zone so that the other zones carry the peak when one zone is lost."""
+    z = _count("zones", zones)
+    per_zone, total = F.zone_replicas(peak_load, per_replica, z, target_util)
+    n_plus_1 = F.replicas_needed(peak_load, per_replica, target_util, 1)
+    ex = _Example(f"replicas to survive losing one of {z} zones")
+    ex.formula("per zone = ceil(peak load / (zones − 1) / (capacity per replica × target utilization))")
+    ex.formula("fleet = zones × per zone")
+    ex.input("peak load", f"{_n(peak_load)} {unit}", GIVEN)
+    ex.input("capacity per replica at the SLO", f"{_n(per_replica)} {unit}", "measured (given)")
+    ex.input("target utilization", _bits(target_util), "assumption")
+    ex.input("zones", str(z), GIVEN)
+    ex.step(f"one zone lost: {z - 1} zones carry {_n(peak_load)} {unit}, "
+            f"{_n(peak_load / (z - 1))} {unit} each")
+    ex.step(f"per zone: ceil({_n(peak_load / (z - 1))} / ({_n(per_replica)} × {_bits(target_util)})) = {per_zone}")
+    ex.step(f"fleet: {z} × {per_zone} = {total}")
+    ex.result(f"{per_zone} replicas per zone, {total} in total")
+    ex.result(f"against {n_plus_1} for N+1 without zone loss: {_n(total / n_plus_1)}× the replicas")
+    ex.note(f"Assumes the load balancer spreads traffic evenly across zones and drains a lost zone. With all "
+            f"zones up, each zone carries {z - 1}/{z} of the load it is sized for.")
     return ex.render()
 
 
@@ -1529,6 +1590,7 @@ MACROS: dict[str, Callable[..., str]] = {
     "weights": weights,
     "kv_per_token": kv_per_token,
     "kv_cache": kv_cache,
+    "paged_tail_waste": paged_tail_waste,
     "memory_budget": memory_budget,
     "tp_shards": tp_shards,
     "allreduce_volume": allreduce_volume,
@@ -1538,6 +1600,7 @@ MACROS: dict[str, Callable[..., str]] = {
     "arithmetic_intensity": arithmetic_intensity,
     "littles_law": littles_law,
     "replicas": replicas,
+    "zone_replicas": zone_replicas,
     "hpa": hpa,
     "cost_per_million": cost_per_million,
     "crossover": crossover,

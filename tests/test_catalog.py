@@ -228,3 +228,16 @@ def test_gpu_dense_flops_are_half_the_sparse_datasheet_figures(cat):
     assert g.fp8_dense_flops == pytest.approx(3958e12 / 2, rel=1e-3)
     # NVLink 4: 900 GB/s total bidirectional -> 450 GB/s per direction.
     assert g.interconnect_bytes_per_s_per_direction == pytest.approx(900e9 / 2)
+
+
+def test_rtx_5090_is_a_32_gib_pcie_card(cat):
+    # NVIDIA product page: 32 GB GDDR7 on a 512-bit bus at 28 Gbps = 512 / 8 x 28 = 1,792 GB/s;
+    # nvidia-smi shows 32607 MiB, so the "32 GB" is 32 GiB of devices (minus a reservation).
+    g = cat.gpu("rtx-5090")
+    assert g.memory_bytes == 32 * 2**30
+    assert g.memory_bandwidth_bytes_per_s == pytest.approx(512 / 8 * 28e9)
+    # PCIe Gen5 x16: 128 GB/s bidirectional -> 64 GB/s each way; no NVLink on GeForce Blackwell.
+    assert g.interconnect_bytes_per_s_per_direction == pytest.approx(128e9 / 2)
+    # Dense FP16-accumulate tensor rate is half the printed 838 TFLOPS (sparse); BF16 with FP32
+    # accumulate is half again on GeForce parts, as on the RTX 4090.
+    assert g.bf16_dense_flops == pytest.approx(838e12 / 4, rel=1e-3)

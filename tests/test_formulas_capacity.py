@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from macros.formulas import (blended_api_price, cost_per_million_tokens, crossover_tokens_per_s, fixed_cost_floor,
-                             hpa_desired_replicas, littles_law, replicas_needed)
+                             hpa_desired_replicas, littles_law, replicas_needed, zone_replicas)
 
 
 def test_littles_law_by_hand():
@@ -87,3 +87,24 @@ def test_blended_price():
 def test_cost_falls_as_throughput_rises(price, a, b):
     lo, hi = sorted((a, b))
     assert cost_per_million_tokens(price, 1, hi) <= cost_per_million_tokens(price, 1, lo)
+
+
+def test_zone_replicas_by_hand():
+    # 3 zones, one lost: the other two carry 9,000 req/s, 4,500 each; ceil(4500 / (100 x 0.75)) = 60
+    # per zone, 180 in total (N+1 without zone loss would be ceil(9000 / 75) + 1 = 121).
+    assert zone_replicas(9000, 100, 3, 0.75) == (60, 180)
+    # 2 zones: each must carry the whole peak: ceil(9000 / 75) = 120 per zone, 240 in total.
+    assert zone_replicas(9000, 100, 2, 0.75) == (120, 240)
+    # 4 zones: ceil(3000 / 75) = 40 per zone, 160 in total.
+    assert zone_replicas(9000, 100, 4, 0.75) == (40, 160)
+    with pytest.raises(ValueError, match="zones"):
+        zone_replicas(9000, 100, 1, 0.75)
+
+
+@given(st.floats(min_value=1, max_value=1e6), st.floats(min_value=1, max_value=1e4),
+       st.integers(min_value=2, max_value=8), st.floats(min_value=0.1, max_value=1.0))
+def test_zone_loss_leaves_enough_capacity(peak, cap, zones, util):
+    per_zone, total = zone_replicas(peak, cap, zones, util)
+    assert total == per_zone * zones
+    # with any one zone down, the survivors still hold the peak at the target utilization
+    assert per_zone * (zones - 1) * cap * util >= peak * (1 - 1e-9)

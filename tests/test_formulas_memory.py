@@ -15,7 +15,7 @@ from macros.formulas import (blocks_per_sequence, bytes_for_params, effective_bi
                              kv_bytes_per_sequence, kv_bytes_per_sequence_paged, kv_bytes_per_token,
                              kv_bytes_per_token_mha, kv_bytes_per_token_mla, kv_cache_bytes, kv_element_bytes,
                              max_concurrent_sequences, max_context_one_sequence, naive_kv_cache_bytes,
-                             param_breakdown, weight_bytes, weight_bytes_breakdown)
+                             paged_tail_waste, param_breakdown, weight_bytes, weight_bytes_breakdown)
 
 CAT = load_catalog()
 BF16, FP8 = CAT.format("bf16"), CAT.format("fp8")
@@ -285,3 +285,38 @@ def test_kv_tokens_in_budget():
     # 38,811,332,608 bytes / 163,840 bytes per token per GPU = 236,885.5 -> 236,885 tokens
     assert kv_tokens_in_budget(38_811_332_608, 163_840) == 236_885
     assert kv_tokens_in_budget(-1, 163_840) == 0
+
+
+# --------------------------------------------------------------------------------------------------
+# paged KV: internal fragmentation bound
+# --------------------------------------------------------------------------------------------------
+
+def test_paged_tail_waste_bound_by_hand():
+    # Kwon et al. 2023 (PagedAttention), sec. 4.2: waste is confined to the last block of a sequence.
+    # Llama-2-7B (MHA, 32 layers x 32 heads x 128 x 2 x 2 bytes = 524,288 bytes/token), block 16:
+    # worst 15 tokens = 7,864,320 bytes per sequence; mean 7.5 tokens = 3,932,160 bytes.
+    m = CAT.model("llama-2-7b")
+    w = paged_tail_waste(m, 16, BF16, 1)
+    assert w.bytes_per_token == 524_288
+    assert w.worst_tokens_per_sequence == 15 and w.mean_tokens_per_sequence == 7.5
+    assert w.worst_bytes == 7_864_320 and w.mean_bytes == 3_932_160
+    # 100 sequences, block 128, FP8 KV (262,144 bytes/token): 100 x 127 x 262,144 = 3,329,228,800 bytes.
+    assert paged_tail_waste(m, 128, FP8, 100).worst_bytes == 3_329_228_800
+    # block size 1 wastes nothing
+    assert paged_tail_waste(m, 1, BF16, 10).worst_bytes == 0
+    with pytest.raises(ValueError):
+        paged_tail_waste(m, 0, BF16, 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["llama-3.1-8b", "mistral-7b-v0.3", "gemma-2-9b", "deepseek-v3"]),
+       st.integers(min_value=1, max_value=200_000), st.sampled_from([1, 8, 16, 32, 128, 256]))
+def test_paged_tail_waste_matches_paged_minus_exact_for_full_layers(key, ctx, block):
+    # For a model without windows or linear layers, the paged sequence minus the exact one is the
+    # tail, and it never exceeds the worst-case bound.
+    m = CAT.model(key)
+    tail = kv_bytes_per_sequence_paged(m, ctx, BF16, block) - kv_bytes_per_sequence(m, ctx, BF16)
+    bound = paged_tail_waste(m, block, BF16, 1).worst_bytes
+    if m.sliding_window is None and m.linear_attention is None:
+        assert tail == pytest.approx(((-ctx) % block) * kv_bytes_per_token(m, BF16))
+    assert 0 <= tail <= bound + 1e-6

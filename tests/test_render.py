@@ -27,6 +27,7 @@ BLOCK_CALLS = {
     "weights": dict(model="gpt-oss-120b", fmt="bf16", expert_fmt="mxfp4"),
     "kv_per_token": dict(model="gemma-2-9b"),
     "kv_cache": dict(model="llama-3.1-70b", batch=32, context=8192, kv_dtype="bf16"),
+    "paged_tail_waste": dict(model="llama-3.1-8b", block_size=16, sequences=256),
     "memory_budget": dict(model="llama-3.1-70b", gpu="h100-sxm", fmt="fp8", n_gpus=2),
     "tp_shards": dict(model="llama-3.1-70b", n_gpus=16),
     "allreduce_volume": dict(model="llama-3.1-70b", n_gpus=8, tokens=64, gpu="h100-sxm"),
@@ -36,6 +37,7 @@ BLOCK_CALLS = {
     "arithmetic_intensity": dict(gpu="h100-sxm", batch=32),
     "littles_law": dict(arrival_rate=40, latency=2.5),
     "replicas": dict(peak_load=900, per_replica=100, target_util=0.75),
+    "zone_replicas": dict(peak_load=20000, per_replica=400, zones=3, target_util=0.7),
     "hpa": dict(current_replicas=50, current_metric=90, target_metric=75),
     "cost_per_million": dict(gpu="h100-sxm", tokens_per_s=12000, n_gpus=8, utilization=0.6),
     "crossover": dict(gpu="h100-sxm", api="gpt-oss-120b-hosted"),
@@ -310,3 +312,34 @@ def test_catalog_free_text_is_escaped():
     html = markdown.Markdown(extensions=MD_EXTENSIONS).convert(MACROS["gpu_catalog"]())
     assert "<em>" not in html
     assert "624 TFLOPS*" in html
+
+
+def test_weights_of_a_dense_model_show_no_expert_rows():
+    # Llama-3.1-70B is dense: an AWQ-style layout (INT4 body, BF16 embeddings) has no routed experts, so
+    # the example must not print an "experts" input or step.
+    out = MACROS["weights"]("llama-3.1-70b", "int4-g128", embed_fmt="bf16")
+    assert "expert" not in out.lower()
+    assert "bits per weight, embeddings (bf16)" in out
+    with pytest.raises(MacroInputError, match="MoE"):
+        MACROS["weights"]("llama-3.1-70b", "int4-g128", expert_fmt="mxfp4")
+    # an MoE mix still lists its experts
+    assert "bits per weight, experts (mxfp4)" in MACROS["weights"]("gpt-oss-120b", "bf16", expert_fmt="mxfp4")
+
+
+def test_paged_tail_waste_example_by_hand():
+    # Llama-3.1-8B BF16: 131,072 bytes per token (32 layers x 8 KV heads x 128 x 2 x 2).
+    # 16-token blocks, 256 sequences: worst 256 x 15 x 131,072 = 503,316,480 bytes = 0.503 GB;
+    # average 256 x 7.5 x 131,072 = 251,658,240 bytes = 0.252 GB.
+    out = MACROS["paged_tail_waste"]("llama-3.1-8b", block_size=16, kv_dtype="bf16", sequences=256)
+    assert "0.503 GB" in out and "0.252 GB" in out
+    assert "15 tokens × 131,072 bytes" in out
+
+
+def test_zone_replicas_example_by_hand():
+    # 20,000 req/s, 400 per replica at 70%: N+1 = ceil(20000 / 280) + 1 = 72 + 1 = 73.
+    # Three zones, one lost: ceil(10,000 / 280) = 36 per zone, 108 in total; 108 / 73 = 1.48.
+    out = MACROS["zone_replicas"](20000, 400, zones=3, target_util=0.7)
+    assert "36 replicas per zone, 108 in total" in out
+    assert "against 73 for N+1" in out and "1.48×" in out
+    with pytest.raises(MacroInputError, match="zones"):
+        MACROS["zone_replicas"](20000, 400, zones=1)

@@ -64,7 +64,8 @@ def test_copy_link_buttons_carry_the_short_link(built_site, registry, http_serve
         h1_button = doc.select_one("article h1 button.msib-copy-link")
         assert h1_button and h1_button["data-clipboard-text"] == short, q.src
         for fu in doc.select("details.followup"):
-            button = fu.select_one("summary button.msib-copy-link")
+            button = fu.find_previous_sibling()
+            assert button.name == "button" and "msib-copy-link" in button["class"], (q.src, fu["id"])
             assert button and button["data-clipboard-text"] == f"{short}#{fu['id']}", (q.src, fu["id"])
 
 
@@ -103,10 +104,23 @@ def test_copy_link_puts_the_short_link_on_the_clipboard(served_site, browser, re
     assert pg.evaluate("navigator.clipboard.readText()") == f"{served_site}q/{q.id}/"
     fu = pg.locator("details.followup").nth(1)
     fu_id = fu.get_attribute("id")
-    fu.locator("summary button.msib-copy-link").click()
+    pg.locator(f"button.msib-copy-link[data-clipboard-text$='#{fu_id}']").click()
     assert pg.evaluate("navigator.clipboard.readText()") == f"{served_site}q/{q.id}/#{fu_id}"
     assert fu.evaluate("d => d.open") is False, "clicking copy must not toggle the follow-up"
     # The copied link works: it opens the page with that follow-up expanded.
     pg.goto(f"{served_site}q/{q.id}/#{fu_id}")
     pg.wait_for_function(f"document.getElementById('{fu_id}').open === true", timeout=5000)
     context.close()
+
+
+@pytest.mark.browser
+def test_tag_page_lists_the_right_questions(served_site, page, registry):
+    page.goto(served_site + "tags/")
+    used = sorted({t for q in registry.questions.values() for t in q.tags})
+    assert used, "no tags in use"
+    for tag in used:
+        hrefs = page.eval_on_selector_all(
+            f"h2[id='tag:{tag}'] + ul a", "els => els.map(a => new URL(a.href).pathname)")
+        listed = sorted(hrefs)
+        expected = sorted("/" + q.src[:-3] + "/" for q in registry.questions_with_tag(tag))
+        assert listed == expected, f"tag {tag!r}: page lists {listed}, front matter says {expected}"

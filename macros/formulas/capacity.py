@@ -13,6 +13,7 @@ from . import _checks as chk
 __all__ = [
     "littles_law",
     "replicas_needed",
+    "zone_replicas",
     "HPA_DEFAULT_TOLERANCE",
     "hpa_desired_replicas",
     "cost_per_million_tokens",
@@ -63,6 +64,25 @@ def replicas_needed(peak_load: float, per_replica_capacity: float, target_utiliz
     redundancy = chk.non_negative_int("redundancy", redundancy)
     base = peak_load / (per_replica_capacity * target_utilization)
     return math.ceil(round(base, 9)) + redundancy
+
+
+def zone_replicas(peak_load: float, per_replica_capacity: float, zones: int = 3,
+                  target_utilization: float = 1.0) -> tuple[int, int]:
+    """Replicas per zone and in total so that losing any one of ``zones`` zones still serves the peak.
+
+    With the load spread evenly and one zone down, the other ``zones - 1`` carry all of it, so each
+    zone needs ``ceil(peak / (zones - 1) / (capacity x target_utilization))`` replicas and the fleet
+    ``zones`` times that: ``zones / (zones - 1)`` times the capacity the peak needs (1.5x for three
+    zones, 2x for two). Returns ``(per_zone, total)``.
+    """
+    chk.non_negative("peak_load", peak_load)
+    chk.positive("per_replica_capacity", per_replica_capacity)
+    chk.fraction("target_utilization", target_utilization)
+    zones = chk.positive_int("zones", zones)
+    if zones < 2:
+        raise ValueError(f"zones must be >= 2 to survive losing one, got {zones}")
+    per_zone = math.ceil(round(peak_load / (zones - 1) / (per_replica_capacity * target_utilization), 9))
+    return per_zone, per_zone * zones
 
 
 def hpa_desired_replicas(current_replicas: int, current_metric: float, target_metric: float,

@@ -33,6 +33,8 @@ __all__ = [
     "naive_kv_cache_bytes",
     "blocks_per_sequence",
     "kv_bytes_per_sequence_paged",
+    "PagedTailWaste",
+    "paged_tail_waste",
     "kv_budget_bytes",
     "kv_tokens_in_budget",
     "max_concurrent_sequences",
@@ -273,6 +275,34 @@ def kv_bytes_per_sequence_paged(model, context: int, kv_dtype, block_size: int =
              + sliding * blocks_per_sequence(min(context, window), block_size)) * block_size
     state = model.linear_attention.state_bytes_per_layer * linear if model.linear_attention else 0.0
     return (per_layer * slots + state) * kv_fraction
+
+
+@dataclass(frozen=True)
+class PagedTailWaste:
+    bytes_per_token: float        # KV bytes one token occupies (all layers that cache KV)
+    worst_tokens_per_sequence: int    # block_size - 1
+    mean_tokens_per_sequence: float   # (block_size - 1) / 2
+    worst_bytes: float            # all sequences, each with block_size - 1 empty slots
+    mean_bytes: float             # all sequences, lengths spread evenly over the block
+
+
+def paged_tail_waste(model, block_size: int, kv_dtype, sequences: int = 1) -> PagedTailWaste:
+    """Internal fragmentation of a paged KV cache: the unfilled slots of each sequence's last block.
+
+    A sequence of ``n`` tokens occupies ``ceil(n / block_size)`` blocks, so its last block has
+    ``(block_size - n mod block_size) mod block_size`` empty slots: at most ``block_size - 1``, and
+    ``(block_size - 1) / 2`` on average when lengths fall evenly across a block (Kwon et al. 2023,
+    section 4.2: waste is bounded by one block per sequence). In bytes, multiply by the KV bytes per
+    token (:func:`kv_bytes_per_token`) and by the number of ``sequences``. Sliding-window layers are
+    counted like full layers (their last block is just as partly empty); linear-attention layers keep a
+    constant state and waste nothing.
+    """
+    chk.positive_int("block_size", block_size)
+    chk.positive_int("sequences", sequences)
+    per_token = kv_bytes_per_token(model, kv_dtype)
+    worst = block_size - 1
+    mean = (block_size - 1) / 2
+    return PagedTailWaste(per_token, worst, mean, per_token * worst * sequences, per_token * mean * sequences)
 
 
 def kv_budget_bytes(gpu_memory_bytes: float, weights_per_gpu: float,

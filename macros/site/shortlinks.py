@@ -45,21 +45,24 @@ def short_link_pages(qid: int, page_url: str, site_url: str | None) -> dict[str,
     }
 
 
-_BUTTON = ('<button type="button" class="msib-copy-link" data-clipboard-text="{url}" '
+_BUTTON = ('<button type="button" class="msib-copy-link{cls}" data-clipboard-text="{url}" '
            'title="Copy link{what}" aria-label="Copy link{what}">{icon}</button>')
 _H1_END = re.compile(r"(<h1\b[^>]*>.*?)(</h1>)", re.S)
-_FOLLOWUP_SUMMARY = re.compile(
-    r'(<details class="followup" id="(fu-[a-z0-9-]+)"[^>]*>\s*<summary>)(.*?)(</summary>)', re.S)
+_FOLLOWUP = re.compile(r'<details class="followup" id="(fu-[a-z0-9-]+)"')
 
 
 def add_copy_link_buttons(page_html: str, short_url: str, icon_svg: str = "") -> str:
-    """Add a copy-link button to the question heading and to each follow-up's summary.
+    """Add a copy-link button to the question heading and one beside each follow-up.
 
     Material's clipboard integration copies any element's ``data-clipboard-text`` and shows its
-    "Copied to clipboard" notice; site.js keeps a click on the button from toggling the follow-up.
+    "Copied to clipboard" notice. A follow-up's button sits just before its ``<details>`` (a button
+    inside ``<summary>`` would be an interactive element nested in another); CSS places it on the
+    summary's row.
     """
-    out = _H1_END.sub(lambda m: m.group(1) + _BUTTON.format(url=short_url, what=" to this question", icon=icon_svg)
-                      + m.group(2), page_html, count=1)
-    return _FOLLOWUP_SUMMARY.sub(
-        lambda m: m.group(1) + m.group(3) + _BUTTON.format(url=f"{short_url}#{m.group(2)}",
-                                                           what=" to this follow-up", icon=icon_svg) + m.group(4), out)
+    def button(url: str, what: str, cls: str = "") -> str:
+        return _BUTTON.format(url=url, what=what, icon=icon_svg, cls=cls)
+
+    out = _H1_END.sub(lambda m: m.group(1) + button(short_url, " to this question") + m.group(2),
+                      page_html, count=1)
+    return _FOLLOWUP.sub(lambda m: button(f"{short_url}#{m.group(1)}", " to this follow-up",
+                                          " msib-copy-link--followup") + m.group(0), out)
