@@ -770,16 +770,21 @@ def decode_speed(model: str, gpu: str, fmt: str = "bf16", n_gpus: int = 1, batch
         ex.step(f"experts touched per layer at batch {batch}: {mo.num_experts} × (1 − (1 − {mo.experts_per_token}/"
                 f"{mo.num_experts})^{batch}) = {_n(touched)}")
         ex.step(f"weight bytes read: non-expert {U.fmt_gb(wb.non_expert)} + touched experts = {U.fmt_gb(read)}")
+    elif read < wb.total:
+        ex.step(f"weight bytes read: {U.fmt_gb(wb.total)} less the untied input-embedding table, of which a step "
+                f"reads only {_i(min(batch, m.vocab_size))} row(s) = {U.fmt_gb(read)}")
     if n > 1:
         ex.step(f"per GPU: {U.fmt_gb(read)} / {n} = {U.fmt_gb(bound.weight_bytes_read)}")
     ex.step(f"KV read per sequence per GPU at {_i(ctx)} tokens: {U.fmt_bytes(kv_seq)}; × {batch} = "
             f"{U.fmt_bytes(bound.kv_bytes_read)}")
-    ex.step(f"step: {U.fmt_gb(bound.bytes_per_step)} / {U.fmt_bandwidth(g.memory_bandwidth_bytes_per_s)} = "
-            f"{U.fmt_seconds(bound.step_time_s)}")
+    ex.step(f"step: ({U.fmt_gb(bound.weight_bytes_read)} + {U.fmt_gb(bound.kv_bytes_read)}) / "
+            f"{U.fmt_bandwidth(g.memory_bandwidth_bytes_per_s)} = {U.fmt_seconds(bound.step_time_s)}")
     ex.result(f"at most {U.fmt_rate(bound.tokens_per_s_per_sequence)} per sequence, "
               f"{U.fmt_rate(bound.tokens_per_s_aggregate)} aggregate")
     ex.note("An upper bound: real kernels reach a fraction of peak bandwidth, and scheduling, sampling and "
-            "communication add time. Weights are read once per step for the whole batch.")
+            "communication add time. Weights are read once per step for the whole batch; the input "
+            "embedding is a lookup, so only its rows for this step's tokens are read (a tied table is read "
+            "in full as the output projection).")
     if m.is_moe:
         ex.note("Expert coverage assumes uniform, independent routing.")
     return ex.render()

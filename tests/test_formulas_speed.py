@@ -126,14 +126,23 @@ def test_weight_bytes_read_per_step():
     from macros.formulas import weight_bytes, weight_bytes_breakdown, weight_bytes_read_per_step
     bf16 = CAT.format("bf16")
     dense = CAT.model("llama-3.1-8b")
-    assert weight_bytes_read_per_step(dense, bf16, 1) == weight_bytes(dense, bf16)
-    assert weight_bytes_read_per_step(dense, bf16, 64) == weight_bytes(dense, bf16)
-    # Mixtral at batch 1 reads its non-expert weights plus 2 of 8 experts in each of 32 layers;
-    # so a quarter of the expert bytes.
+    # Llama 3.1 8B holds 8,030,261,248 parameters (the checkpoint's safetensors count); its untied
+    # input table is 128,256 x 4,096 = 525,336,576 of them, of which a step reads one row per sequence.
+    # By hand, in BF16: (8,030,261,248 - 525,336,576) x 2 + batch x 4,096 x 2 bytes.
+    assert weight_bytes(dense, bf16) == 8_030_261_248 * 2
+    assert weight_bytes_read_per_step(dense, bf16, 1) == 15_009_849_344 + 8_192
+    assert weight_bytes_read_per_step(dense, bf16, 64) == 15_009_849_344 + 64 * 8_192
+    # A tied table (Gemma 2) is read in full as the output projection: the step reads every weight.
+    tied = CAT.model("gemma-2-9b")
+    assert tied.tie_word_embeddings
+    assert weight_bytes_read_per_step(tied, bf16, 1) == weight_bytes(tied, bf16)
+    # Mixtral at batch 1 reads its non-expert weights (less the untied input table, bar one row) plus
+    # 2 of 8 experts in each of 32 layers: a quarter of the expert bytes.
     moe = CAT.model("mixtral-8x7b")
     wb = weight_bytes_breakdown(moe, bf16)
-    assert weight_bytes_read_per_step(moe, bf16, 1) == pytest.approx(wb.non_expert + wb.routed_experts / 4)
-    assert weight_bytes_read_per_step(moe, bf16, 1) == pytest.approx(wb.active)
+    table = (32_000 - 1) * 4_096 * 2
+    assert weight_bytes_read_per_step(moe, bf16, 1) == pytest.approx(wb.non_expert - table + wb.routed_experts / 4)
+    # A batch larger than the vocabulary touches every row and every expert.
     assert weight_bytes_read_per_step(moe, bf16, 100_000) == pytest.approx(wb.total)
 
 

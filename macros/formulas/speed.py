@@ -46,22 +46,29 @@ def expected_experts_touched(num_experts: int, top_k: int, batch: int) -> float:
 def weight_bytes_read_per_step(model, fmt, batch: int, expert_fmt=None) -> float:
     """Weight bytes one decode step reads (whole model, all GPUs together).
 
-    Dense: every weight, once per step, whatever the batch. MoE: every non-expert weight plus, per MoE
+    Dense: every weight, once per step, whatever the batch, except the input embedding table: a step
+    looks up one row per sequence (``batch x hidden_size`` values), not the whole table. A tied table
+    is read in full anyway, as the output projection. MoE: every non-expert weight plus, per MoE
     layer, the expected number of distinct routed experts the batch touches
     (:func:`expected_experts_touched`) times one expert's bytes. ``fmt`` / ``expert_fmt`` as in
     :func:`macros.formulas.memory.weight_bytes_breakdown`.
     """
-    from .memory import weight_bytes_breakdown  # local import: memory imports nothing from here
+    from .memory import bits_of, weight_bytes_breakdown  # local import: memory imports nothing from here
     from .params import param_breakdown
 
     chk.positive_int("batch", batch)
     b = param_breakdown(model)
     wb = weight_bytes_breakdown(model, fmt, expert_fmt, breakdown=b)
+    bytes_per_param = bits_of(fmt) / 8
+    lookup_only = 0.0
+    if b.lm_head:  # untied: the input table is only indexed
+        rows = min(batch, model.vocab_size)
+        lookup_only = (b.embedding - rows * model.hidden_size) * bytes_per_param
     if model.moe is None or not b.moe_layers:
-        return wb.total
+        return wb.total - lookup_only
     touched = expected_experts_touched(model.moe.num_experts, model.moe.experts_per_token, batch)
     per_expert = wb.routed_experts / (model.moe.num_experts * b.moe_layers)
-    return wb.non_expert + touched * per_expert * b.moe_layers
+    return wb.non_expert - lookup_only + touched * per_expert * b.moe_layers
 
 
 def batch_to_reach_ridge(ridge_flops_per_byte: float, weight_bytes_per_param: float) -> int:
