@@ -1408,11 +1408,32 @@ def _model_section(m: Model, level: int) -> str:
     return "\n".join(lines)
 
 
+def _model_summary() -> str:
+    """One comparison row per model, linking to its section below."""
+    cat = _cat()
+    bf16, fp8, int4 = cat.format("bf16"), cat.format("fp8"), cat.format("int4-g128")
+    rows = ["| Model | Total params | Active params | BF16 weights | FP8 weights | INT4 (g128) weights "
+            "| KV per token, BF16 | KV per token, FP8 |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for m in cat.models.values():
+        b = F.param_breakdown(m)
+        active = U.fmt_params(b.active) if m.is_moe else "all"
+        rows.append(
+            f"| [{m.name}]({catalog_href('model', m.key)}) | {U.fmt_params(b.total)} | {active} "
+            f"| {U.fmt_gb(F.weight_bytes(m, bf16))} | {U.fmt_gb(F.weight_bytes(m, fp8))} "
+            f"| {U.fmt_gb(F.weight_bytes(m, int4))} | {_i(F.kv_bytes_per_token(m, bf16))} B "
+            f"| {_i(F.kv_bytes_per_token(m, fp8))} B |")
+    return "\n".join(rows)
+
+
 @_as_input_error
 def model_catalog(level: int = 3) -> str:
     """Reference page: every model with config, computed parameters, weights per format, KV per token."""
     cat = _cat()
-    out = []
+    out = [f"{'#' * (level - 1)} Summary", _model_summary(),
+           "Weights with every tensor in the named format; KV bytes per token count only the layers that keep a "
+           "KV cache (sliding-window and linear-attention layers are capped or constant per sequence, see each "
+           "model's section)."]
     groups = [("Dense models", [m for m in cat.models.values() if not m.is_moe]),
               ("Mixture-of-experts models", [m for m in cat.models.values() if m.is_moe])]
     for title, models in groups:
