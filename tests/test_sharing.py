@@ -57,9 +57,12 @@ def test_every_page_has_link_preview_tags(built_site, registry, http_server):
             assert tags["og:type"] == "article"
 
 
-def test_copy_link_buttons_carry_the_short_link(built_site, registry, http_server):
+@pytest.mark.parametrize("which, directory_urls", [("built_site", True), ("offline_site", False)])
+def test_copy_link_buttons_carry_the_short_link(which, directory_urls, request, registry, http_server):
+    site = request.getfixturevalue(which)
     for q in registry.questions.values():
-        doc = BeautifulSoup(page_html_path(built_site, q.src).read_text(encoding="utf-8"), "html.parser")
+        doc = BeautifulSoup(page_html_path(site, q.src, directory_urls=directory_urls).read_text(encoding="utf-8"),
+                            "html.parser")
         short = f"{http_server.base_url}q/{q.id}/"
         h1_button = doc.select_one("article h1 button.msib-copy-link")
         assert h1_button and h1_button["data-clipboard-text"] == short, q.src
@@ -124,3 +127,14 @@ def test_tag_page_lists_the_right_questions(served_site, page, registry):
         listed = sorted(hrefs)
         expected = sorted("/" + q.src[:-3] + "/" for q in registry.questions_with_tag(tag))
         assert listed == expected, f"tag {tag!r}: page lists {listed}, front matter says {expected}"
+
+
+@pytest.mark.browser
+def test_404_page_offers_search(served_site, page):
+    page.goto(served_site + "404.html")
+    assert "not found" in page.locator("article h1").inner_text().lower()
+    page.get_by_text("Search the questions").click()
+    box = page.locator("input.md-search__input")
+    box.wait_for(state="visible")
+    box.press_sequentially("cache", delay=30)
+    page.locator(".md-search-result__item").first.wait_for(state="attached", timeout=15000)
