@@ -63,6 +63,18 @@ CASES = {
     "module does not match folder": (page(2, module=3), ["docs/" + BAD, "module", "does not match"]),
     "failing site macro": (page(2, body=BODY + "\nSee {{ question_link(999) }}.\n"),
                            ["docs/" + BAD, "question_link", "999"]),
+    "unknown model in a sizing macro": (
+        page(2, body=BODY + '\n{{ kv_cache("llama-9b", batch=1, context=4096) }}\n'),
+        ["docs/" + BAD, "kv_cache", "unknown model 'llama-9b'", "valid models:", "llama-3.1-8b"]),
+    "unknown GPU in a sizing macro": (
+        page(2, body=BODY + '\n{{ memory_budget("llama-3.1-8b", "h100-sxxm") }}\n'),
+        ["docs/" + BAD, "memory_budget", "unknown GPU 'h100-sxxm'", "valid GPUs:", "h100-sxm"]),
+    "format the model cannot use for KV": (
+        page(2, body=BODY + '\n{{ kv_cache("llama-3.1-8b", kv_dtype="nf4") }}\n'),
+        ["docs/" + BAD, "cannot be used as a KV-cache dtype", "valid KV dtypes:"]),
+    "negative size in a sizing macro": (
+        page(2, body=BODY + '\n{{ kv_cache("llama-3.1-8b", batch=-2) }}\n'),
+        ["docs/" + BAD, "batch must be a whole number >= 1, got -2"]),
     "one follow-up only": (page(2, body=BODY.split("/// followup | Second")[0]),
                            ["docs/" + BAD, "1 follow-ups", "at least 2"]),
     "follow-up without id": (page(2, body=BODY.replace("    attrs: {id: fu-second}\n", "")),
