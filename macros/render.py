@@ -845,6 +845,74 @@ def arithmetic_intensity(gpu: str, batch: int = 1, fmt: str = "bf16") -> str:
     return ex.render()
 
 
+#: Formats whose matmuls run with activations in the same dtype as the weights (W16A16, W8A8).
+_SAME_DTYPE_GEMM = ("bf16", "fp8", "int8")
+
+
+@_as_input_error
+def gemm_intensity(gpu: str, m, k: int, n: int, fmt: str = "bf16") -> str:
+    """Worked example: roofline of one (m × k) @ (k × n) GEMM, 2mkn / bytes moved, against the ridge point."""
+    g, f = _gpu(gpu), _fmt(fmt)
+    m = _tokens("m", m)
+    k, n = _count("k", k), _count("n", n)
+    if f.key == "fp32":
+        raise MacroInputError("fmt 'fp32' has no tensor-core rate in gpus.yaml; use one of "
+                              + ", ".join(_SAME_DTYPE_GEMM) + " or a weight-only format such as int4-g128")
+    peak, label = _peak_flops(g, f)
+    bw = g.memory_bandwidth_bytes_per_s
+    w = f.bits_per_weight / 8
+    if f.key in _SAME_DTYPE_GEMM:
+        act, a = f, w
+    else:  # weight-only: dequantized to BF16, activations and output in BF16
+        act = _fmt("bf16")
+        a = act.bits_per_weight / 8
+    flops = 2 * m * k * n
+    moved = a * (m * k + m * n) + w * k * n
+    ai = F.gemm_arithmetic_intensity(m, k, n, a, w)
+    ridge = F.ridge_point(peak, bw)
+    t = F.roofline_time(flops, moved, peak, bw)
+    m_star = F.gemm_m_to_reach_ridge(ridge, k, n, a, w)
+    ex = _Example(f"roofline of a {_i(m)} × {_i(k)} by {_i(k)} × {_i(n)} GEMM ({f.name}) on {g.name}")
+    ex.formula("I = 2 × m × k × n / (a × (m × k + m × n) + w × k × n) FLOP/byte "
+               "(a: activation and output bytes, w: weight bytes per element)")
+    ex.formula("ridge = peak / bandwidth; time ≥ max(FLOPs / peak, bytes / bandwidth)")
+    ex.input("m (tokens in the step) / k / n", f"{_i(m)} / {_i(k)} / {_i(n)}", GIVEN)
+    ex.input(f"activation and output bytes a ({act.key})", _bytes_el(a), _flink(act))
+    ex.input(f"weight bytes w ({f.key})", _bytes_el(w), _flink(f))
+    ex.input(f"peak ({label})", U.fmt_flops(peak), _glink(g))
+    ex.input("memory bandwidth", U.fmt_bandwidth(bw), _glink(g))
+    ex.step(f"FLOPs: 2 × {_i(m)} × {_i(k)} × {_i(n)} = {_sci(flops)}")
+    ex.step(f"bytes: {_bytes_el(a)} × ({_i(m)} × {_i(k)} + {_i(m)} × {_i(n)}) + {_bytes_el(w)} × {_i(k)} × "
+            f"{_i(n)} = {_i(moved)} bytes = {U.fmt_bytes(moved)}")
+    ex.step(f"I = {_sci(flops)} / {_i(moved)} = {_n(ai)} FLOP/byte")
+    ex.step(f"ridge: {U.fmt_flops(peak)} / {U.fmt_bandwidth(bw)} = {_n(ridge)} FLOP/byte")
+    ex.step(f"time: max(compute {U.fmt_seconds(flops / peak)}, memory {U.fmt_seconds(moved / bw)}) "
+            f"= {U.fmt_seconds(t)}")
+    if ai < ridge:
+        ex.result(f"memory-bound: {_n(ai)} vs a ridge of {_n(ridge)} FLOP/byte; at most I × bandwidth = "
+                  f"{U.fmt_flops(flops / t)} of the {U.fmt_flops(peak)} peak, at least {U.fmt_seconds(t)} per GEMM")
+    else:
+        ex.result(f"compute-bound: {_n(ai)} vs a ridge of {_n(ridge)} FLOP/byte; it can run at the "
+                  f"{U.fmt_flops(peak)} roof, at least {U.fmt_seconds(t)} per GEMM")
+    if m_star is None:
+        ex.result(f"no m makes this {_i(k)} × {_i(n)} shape compute-bound on {g.name}: its intensity "
+                  f"stays below the ridge however many tokens share the weight read")
+    else:
+        ex.result(f"this shape reaches the ridge at m ≈ {_i(m_star)} tokens per step")
+    ex.note("Best case: each input read once and the output written once (perfect on-chip reuse); "
+            "real kernels move more bytes and reach a fraction of both peaks.")
+    if f.key == "bf16":
+        ex.note("Activations, weights and output all in BF16 (2 bytes).")
+    elif f.key in _SAME_DTYPE_GEMM:
+        ex.note(f"W8A8: activations, weights and output all at 1 byte ({f.name}); a kernel that writes a "
+                "16-bit output moves m × n more bytes.")
+    else:
+        ex.note(f"Weight-only {f.name}: weights at {_bytes_el(w)} bytes per element (scales included), "
+                "activations and output in BF16, arithmetic at the BF16 rate after dequantization.")
+    ex.note("Peak is the dense tensor rate, not the with-sparsity figure.")
+    return ex.render()
+
+
 # ==================================================================================================
 # capacity and cost
 # ==================================================================================================
@@ -1144,11 +1212,16 @@ def load_time(model: str, storage_gb_per_s: float, fmt: str = "bf16", network_gb
     ex.formula("load time = weight bytes / min(storage, network, PCIe bandwidth)")
     ex.input("weights", U.fmt_gb(nbytes), f"{_mlink(m)}, {_flink(f)}")
     for name, bw in stages:
-        ex.input(f"{name} bandwidth", U.fmt_bandwidth(bw), GIVEN)
+        # a NIC is specified in Gbit/s: show the value as given next to its GB/s conversion
+        shown = (f"{network_gbit_per_s:g} Gbit/s = {U.fmt_bandwidth(bw)}" if name == "network"
+                 else U.fmt_bandwidth(bw))
+        ex.input(f"{name} bandwidth", shown, GIVEN)
     ex.step(f"slowest stage: {slowest[0]} at {U.fmt_bandwidth(slowest[1])}")
     ex.step(f"{U.fmt_gb(nbytes)} / {U.fmt_bandwidth(slowest[1])} = {U.fmt_seconds(t)}")
     ex.result(f"{U.fmt_seconds(t)} to stream the weights")
-    ex.note("Excludes process start, CUDA context, compilation and CUDA-graph capture.")
+    ex.note("Assumes the stages overlap (a streaming loader), so the slowest one sets the pace; a loader "
+            "that finishes each stage before starting the next pays the sum of the stage times. "
+            "Excludes process start, CUDA context, compilation and CUDA-graph capture.")
     return ex.render()
 
 
@@ -1624,6 +1697,7 @@ MACROS: dict[str, Callable[..., str]] = {
     "decode_speed": decode_speed,
     "prefill_time": prefill_time,
     "arithmetic_intensity": arithmetic_intensity,
+    "gemm_intensity": gemm_intensity,
     "littles_law": littles_law,
     "replicas": replicas,
     "zone_replicas": zone_replicas,

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from macros.catalog import load_catalog
 from macros.formulas import (active_params, attention_pairs, decode_arithmetic_intensity, decode_bound,
-                             expected_experts_touched, gemm_arithmetic_intensity, prefill_attention_flops,
-                             prefill_flops, prefill_time, ridge_point)
+                             expected_experts_touched, gemm_arithmetic_intensity, gemm_m_to_reach_ridge,
+                             prefill_attention_flops, prefill_flops, prefill_time, ridge_point, roofline_time)
 
 CAT = load_catalog()
 
@@ -153,3 +153,59 @@ def test_batch_to_reach_ridge():
     assert batch_to_reach_ridge(295.4, 2) == 296
     assert batch_to_reach_ridge(295.4, 0.515625) == 77
     assert batch_to_reach_ridge(100, 2) == 100
+
+
+def test_gemm_intensity_prefill_and_decode_by_hand():
+    # k = n = 8192, all BF16. Prefill chunk m = 4096:
+    # 2 x 4096 x 8192^2 / (2 x (4096 x 8192 + 8192^2 + 4096 x 8192)) = 4096 x 8192 / 16384 = 2048 exactly.
+    assert gemm_arithmetic_intensity(4096, 8192, 8192, 2) == pytest.approx(2048)
+    # Decode step m = 32: 32 x 8192 / (8192 + 64) = 262144 / 8256 = 31.7519...
+    assert gemm_arithmetic_intensity(32, 8192, 8192, 2) == pytest.approx(262144 / 8256)
+    # Square m = k = n = 1024 in 1-byte elements: 2 x 1024^3 / (3 x 1024^2) = 2048 / 3 = 682.67
+    assert gemm_arithmetic_intensity(1024, 1024, 1024, 1) == pytest.approx(2048 / 3)
+
+
+def test_gemm_intensity_with_narrower_weights_by_hand():
+    # m = 1, k = n = 8192, BF16 activations (2 bytes), INT4-g128 weights (4.125 / 8 = 0.515625 bytes):
+    # 2 x 8192^2 / (2 x (8192 + 8192) + 0.515625 x 8192^2) = 134,217,728 / 34,635,776 = 3.8752
+    ai = gemm_arithmetic_intensity(1, 8192, 8192, 2, weight_bytes=0.515625)
+    assert ai == pytest.approx(134_217_728 / 34_635_776)
+    # the default weight bytes equal the activation bytes
+    assert gemm_arithmetic_intensity(7, 300, 500, 2) == gemm_arithmetic_intensity(7, 300, 500, 2, weight_bytes=2)
+    with pytest.raises(ValueError):
+        gemm_arithmetic_intensity(1, 8192, 8192, 2, weight_bytes=0)
+
+
+def test_gemm_m_to_reach_ridge_by_hand():
+    # ridge 300, k = n = 8192, 2 bytes: m* = 300 x 2 x 8192^2 / (2 x 8192^2 - 300 x 2 x 16384)
+    # = 40,265,318,400 / (134,217,728 - 9,830,400) = 40,265,318,400 / 124,387,328 = 323.7 -> 324
+    assert gemm_m_to_reach_ridge(300, 8192, 8192, 2) == 324
+    # check it is the first m at or above the ridge
+    assert gemm_arithmetic_intensity(324, 8192, 8192, 2) >= 300 > gemm_arithmetic_intensity(323, 8192, 8192, 2)
+    # k = n = 256 in BF16: the limit 2 x 256^2 / (2 x 512) = 128 < 300, so never
+    assert gemm_m_to_reach_ridge(300, 256, 256, 2) is None
+    # exactly at the limit counts as never (the intensity only approaches it)
+    assert gemm_m_to_reach_ridge(128, 256, 256, 2) is None
+
+
+@given(st.floats(min_value=10, max_value=1000), st.integers(min_value=64, max_value=16384),
+       st.integers(min_value=64, max_value=16384), st.sampled_from([1.0, 2.0]))
+def test_gemm_m_to_reach_ridge_is_the_crossover(ridge, k, n, b):
+    m = gemm_m_to_reach_ridge(ridge, k, n, b)
+    if m is None:
+        assert 2 * k * n / (b * (k + n)) <= ridge
+        return
+    assert gemm_arithmetic_intensity(m, k, n, b) >= ridge * (1 - 1e-9)
+    if m > 1:
+        assert gemm_arithmetic_intensity(m - 1, k, n, b) < ridge
+
+
+def test_roofline_time_by_hand():
+    # 1e12 FLOPs and 1e9 bytes on 1e15 FLOP/s and 1e12 B/s: compute 1 ms, memory 1 ms -> 1 ms
+    assert roofline_time(1e12, 1e9, 1e15, 1e12) == pytest.approx(1e-3)
+    # memory-bound: 1e9 FLOPs, 1e9 bytes -> max(1 us, 1 ms) = 1 ms
+    assert roofline_time(1e9, 1e9, 1e15, 1e12) == pytest.approx(1e-3)
+    # compute-bound: 1e13 FLOPs, 1e9 bytes -> 10 ms
+    assert roofline_time(1e13, 1e9, 1e15, 1e12) == pytest.approx(1e-2)
+    with pytest.raises(ValueError):
+        roofline_time(1, 1, 0, 1)

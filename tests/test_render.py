@@ -35,6 +35,7 @@ BLOCK_CALLS = {
     "decode_speed": dict(model="mixtral-8x7b", gpu="h100-sxm", n_gpus=2, batch=8),
     "prefill_time": dict(model="llama-3.1-70b", gpu="h100-sxm", tokens="32K", fmt="fp8", n_gpus=4),
     "arithmetic_intensity": dict(gpu="h100-sxm", batch=32),
+    "gemm_intensity": dict(gpu="h100-sxm", m=4096, k=8192, n=8192),
     "littles_law": dict(arrival_rate=40, latency=2.5),
     "replicas": dict(peak_load=900, per_replica=100, target_util=0.75),
     "zone_replicas": dict(peak_load=20000, per_replica=400, zones=3, target_util=0.7),
@@ -114,7 +115,9 @@ def test_inline_values():
     assert MACROS["kv_token_bytes"]("llama-3.1-70b", "bf16") == "327,680 bytes (320 KiB)"
     assert MACROS["kv_token_bytes"]("deepseek-v3", kv_dtype="fp8") == "35,136 bytes (34.31 KiB)"
     assert MACROS["weight_gb"]("llama-3.1-70b") == "141.1 GB (131.4 GiB)"  # 70,553,706,496 x 2 bytes
-    assert MACROS["gpu_memory"]("h100-sxm") == "85.9 GB (80.0 GiB)"
+    # H100 SXM: nvidia-smi total 81559 MiB (github.com/wilicc/gpu-burn/issues/114);
+    # 81559 x 1,048,576 = 85,520,809,984 bytes = 85.5 GB = 79.65 GiB (hand arithmetic).
+    assert MACROS["gpu_memory"]("h100-sxm") == "85.5 GB (79.6 GiB)"
     assert MACROS["model_field"]("llama-3.1-70b", "num_key_value_heads") == "8"
     assert MACROS["model_field"]("deepseek-v3", "mla.kv_lora_rank") == "512"
     assert MACROS["valid_tp"]("qwen2.5-7b") == "1, 2, 4"
@@ -343,3 +346,43 @@ def test_zone_replicas_example_by_hand():
     assert "against 73 for N+1" in out and "1.48×" in out
     with pytest.raises(MacroInputError, match="zones"):
         MACROS["zone_replicas"](20000, 400, zones=1)
+
+
+def test_gemm_intensity_prefill_chunk_vs_decode_step_by_hand():
+    # k = n = 8,192, BF16 (2 bytes each for input, weight and output), H100 SXM ridge 989.5e12 / 3.35e12.
+    # Prefill chunk m = 4,096: 2 x 4096 x 8192^2 = 5.4976e11 FLOPs over
+    # 2 x (4096 x 8192 x 2 + 8192^2) = 268,435,456 bytes -> exactly 2,048 FLOP/byte: compute-bound.
+    out = MACROS["gemm_intensity"]("h100-sxm", m=4096, k=8192, n=8192)
+    assert "268,435,456 bytes" in out and "= 2,048 FLOP/byte" in out
+    assert "compute-bound: 2,048 vs a ridge of 295.4" in out
+    # time = max(5.4976e11 / 989.5e12 = 555.6 us, 268,435,456 / 3.35e12 = 80.1 us)
+    assert "555.6 µs" in out and "80.1 µs" in out
+    # m* = 295.37 x 2 x 8192^2 / (2 x 8192^2 - 295.37 x 2 x 16384) = 318.3 -> 319
+    assert "m ≈ 319 tokens" in out
+    # Decode step m = 32: 32 x 8192 / (8192 + 64) = 31.75 FLOP/byte, memory-bound; the time is the bytes:
+    # 2 x (2 x 32 x 8192 + 8192^2) = 135,266,304 bytes / 3.35e12 = 40.4 us.
+    dec = MACROS["gemm_intensity"]("h100-sxm", m=32, k=8192, n=8192)
+    assert "135,266,304 bytes" in dec and "memory-bound: 31.8 vs a ridge of 295.4" in dec
+    assert "40.4 µs" in dec
+
+
+def test_gemm_intensity_formats():
+    # INT4-g128 weights (0.515625 bytes) with BF16 activations, m = 1, k = n = 8,192:
+    # 2 x 8192^2 / (2 x 2 x 8192 + 0.515625 x 8192^2) = 134,217,728 / 34,635,776 = 3.875 FLOP/byte.
+    out = MACROS["gemm_intensity"]("h100-sxm", m=1, k=8192, n=8192, fmt="int4-g128")
+    assert "34,635,776 bytes" in out and "3.88 FLOP/byte" in out and "(dense BF16)" in out
+    # FP8 (W8A8) on H100 uses the 1,979 TFLOPS dense FP8 peak: ridge 1979e12 / 3.35e12 = 590.7.
+    fp8 = MACROS["gemm_intensity"]("h100-sxm", m=4096, k=8192, n=8192, fmt="fp8")
+    assert "(dense FP8)" in fp8 and "590.7 FLOP/byte" in fp8
+    with pytest.raises(MacroInputError, match="FP8"):
+        MACROS["gemm_intensity"]("a100-80gb-sxm", m=4096, k=8192, n=8192, fmt="fp8")
+    with pytest.raises(MacroInputError, match="fp32"):
+        MACROS["gemm_intensity"]("h100-sxm", m=1, k=8192, n=8192, fmt="fp32")
+    with pytest.raises(MacroInputError):
+        MACROS["gemm_intensity"]("h100-sxm", m=0, k=8192, n=8192)
+
+
+def test_gemm_intensity_shape_that_never_reaches_the_ridge():
+    # k = n = 256 in BF16: the limit 2 x 256^2 / (2 x 512) = 128 FLOP/byte stays below H100's 295.4.
+    out = MACROS["gemm_intensity"]("h100-sxm", m=65536, k=256, n=256)
+    assert "no m makes this 256 × 256 shape compute-bound" in out

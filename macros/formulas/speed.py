@@ -21,8 +21,10 @@ __all__ = [
     "attention_pairs",
     "prefill_attention_flops",
     "prefill_time",
+    "roofline_time",
     "ridge_point",
     "gemm_arithmetic_intensity",
+    "gemm_m_to_reach_ridge",
     "decode_arithmetic_intensity",
 ]
 
@@ -169,6 +171,19 @@ def prefill_time(flops: float, peak_flops: float, utilization: float) -> float:
     return flops / (peak_flops * utilization)
 
 
+def roofline_time(flops: float, bytes_moved: float, peak_flops: float, bandwidth_bytes_per_s: float) -> float:
+    """Roofline lower bound on a kernel's time: ``max(flops / peak, bytes / bandwidth)`` seconds.
+
+    Equivalently the kernel runs at most at ``min(peak, intensity x bandwidth)`` FLOP/s (Williams,
+    Waterman and Patterson, 2009). Peak is the dense rate of the precision the arithmetic runs in.
+    """
+    chk.non_negative("flops", flops)
+    chk.non_negative("bytes_moved", bytes_moved)
+    chk.positive("peak_flops", peak_flops)
+    chk.positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
+    return max(flops / peak_flops, bytes_moved / bandwidth_bytes_per_s)
+
+
 def ridge_point(peak_flops: float, bandwidth_bytes_per_s: float) -> float:
     """Roofline ridge point (ops:byte ratio): ``peak FLOP/s / bandwidth bytes/s``.
 
@@ -179,18 +194,46 @@ def ridge_point(peak_flops: float, bandwidth_bytes_per_s: float) -> float:
     return peak_flops / bandwidth_bytes_per_s
 
 
-def gemm_arithmetic_intensity(m: int, k: int, n: int, element_bytes: float) -> float:
-    """FLOPs per byte of an ``(m x k) @ (k x n)`` GEMM: ``2mkn / (bytes x (mk + kn + mn))``.
+def gemm_arithmetic_intensity(m: int, k: int, n: int, element_bytes: float,
+                              weight_bytes: float | None = None) -> float:
+    """FLOPs per byte of an ``(m x k) @ (k x n)`` GEMM: ``2mkn / (a x mk + w x kn + a x mn)``.
 
-    Counts reading both inputs and writing the output once. In decode, ``m`` is the batch: with
-    ``m`` much smaller than k and n the weight read ``kn`` dominates and the intensity is about
-    ``2m / bytes``.
+    ``a = element_bytes`` is the activation dtype, used for the ``m x k`` input and for the ``m x n``
+    output (the output is written in the activation dtype); ``w = weight_bytes`` is the ``k x n``
+    weight's bytes per element, default ``a`` (so ``2mkn / (a x (mk + kn + mn))``). Counts each input
+    read once and the output written once, i.e. perfect on-chip reuse: the best case a kernel can
+    reach. In decode, ``m`` is the batch: with ``m`` much smaller than k and n the weight read
+    ``kn`` dominates and the intensity is about ``2m / w``. As ``m`` grows it approaches
+    ``2kn / (a x (k + n))``.
     """
     chk.positive_int("m", m)
     chk.positive_int("k", k)
     chk.positive_int("n", n)
     chk.positive("element_bytes", element_bytes)
-    return 2 * m * k * n / (element_bytes * (m * k + k * n + m * n))
+    w = element_bytes if weight_bytes is None else weight_bytes
+    chk.positive("weight_bytes", w)
+    return 2 * m * k * n / (element_bytes * (m * k + m * n) + w * k * n)
+
+
+def gemm_m_to_reach_ridge(ridge_flops_per_byte: float, k: int, n: int, element_bytes: float,
+                          weight_bytes: float | None = None) -> int | None:
+    """Smallest ``m`` (tokens in the step) at which :func:`gemm_arithmetic_intensity` reaches the ridge.
+
+    Solving ``2mkn = r x (a x m(k + n) + w x kn)`` for ``m``: ``m* = r w kn / (2kn - r a (k + n))``,
+    rounded up. ``None`` when ``2kn <= r a (k + n)``: the shape's limit ``2kn / (a(k + n))`` lies at or
+    below the ridge, so no number of tokens makes it compute-bound.
+    """
+    chk.positive("ridge_flops_per_byte", ridge_flops_per_byte)
+    chk.positive_int("k", k)
+    chk.positive_int("n", n)
+    chk.positive("element_bytes", element_bytes)
+    w = element_bytes if weight_bytes is None else weight_bytes
+    chk.positive("weight_bytes", w)
+    r, a = ridge_flops_per_byte, element_bytes
+    denom = 2 * k * n - r * a * (k + n)
+    if denom <= 0:
+        return None
+    return max(1, math.ceil(round(r * w * k * n / denom, 9)))
 
 
 def decode_arithmetic_intensity(batch: int, weight_bytes_per_param: float,
