@@ -1,0 +1,132 @@
+"""Test helpers for the live-coding tests: a fake clock, a virtual-time event loop, GIL pressure.
+
+Nothing here sleeps to make time pass. Threaded code gets a :class:`FakeClock` that the test moves
+by hand; asyncio code runs on :class:`VirtualTimeLoop`, whose clock jumps straight to the next
+timer whenever every task is blocked, so ``await asyncio.sleep(100)`` costs no real time and
+timeouts fire at exact, reproducible instants.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import selectors
+import sys
+import threading
+import time
+from collections.abc import Coroutine, Iterator
+from typing import Any, TypeVar
+
+from hypothesis import HealthCheck, settings
+
+T = TypeVar("T")
+
+# Deterministic hypothesis runs: fixed example sequence, no example database written to the repo,
+# no per-example deadline (thread start-up time is not what these tests measure).
+DETERMINISTIC = settings(
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+class FakeClock:
+    """A thread-safe manual clock in seconds. Counts reads so a test can wait for a poller.
+
+    With ``yield_gil=True`` every read releases the GIL (``time.sleep(0)``), which makes
+    unsynchronised read-modify-write code interleave between threads far more often.
+    """
+
+    def __init__(self, start: float = 0.0, *, yield_gil: bool = False) -> None:
+        self._now = start
+        self._cond = threading.Condition()
+        self._yield = yield_gil
+        self.reads = 0
+
+    def __call__(self) -> float:
+        with self._cond:
+            self.reads += 1
+            self._cond.notify_all()
+            now = self._now
+        if self._yield:
+            time.sleep(0)
+        return now
+
+    def advance(self, dt: float) -> None:
+        with self._cond:
+            self._now += dt
+
+    def set(self, t: float) -> None:
+        with self._cond:
+            self._now = t
+
+    def wait_for_reads(self, extra: int, timeout: float = 5.0) -> None:
+        """Block until the clock has been read ``extra`` more times (e.g. by a worker thread)."""
+        with self._cond:
+            target = self.reads + extra
+            if not self._cond.wait_for(lambda: self.reads >= target, timeout):
+                raise AssertionError(f"clock was not read {extra} more times within {timeout}s")
+
+
+class _VirtualSelector(selectors.DefaultSelector):
+    loop: VirtualTimeLoop
+
+    def select(self, timeout: float | None = None) -> list:
+        events = super().select(0)  # real I/O (the loop's self-pipe) is polled, never waited for
+        if events:
+            return events
+        if timeout is None:
+            raise RuntimeError("virtual-time loop deadlocked: no ready callbacks, timers or I/O")
+        self.loop.virtual_now += timeout  # jump to the next timer
+        return []
+
+
+class VirtualTimeLoop(asyncio.SelectorEventLoop):
+    """An event loop whose ``time()`` only moves when every task is waiting on a timer."""
+
+    def __init__(self) -> None:
+        self.virtual_now = 0.0
+        selector = _VirtualSelector()
+        selector.loop = self
+        super().__init__(selector)
+
+    def time(self) -> float:
+        return self.virtual_now
+
+
+def run_virtual(coro: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run`` on a :class:`VirtualTimeLoop` (time starts at 0.0)."""
+    loop = VirtualTimeLoop()
+    try:
+        return loop.run_until_complete(coro)
+    finally:
+        try:
+            pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+            for task in pending:
+                task.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()
+
+
+@contextlib.contextmanager
+def gil_pressure(interval: float = 1e-6) -> Iterator[None]:
+    """Switch threads every ``interval`` seconds of bytecode so races show up, then restore."""
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(interval)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(old)
+
+
+def join_all(threads: list[threading.Thread], timeout: float = 30.0) -> None:
+    """Join threads; fail (instead of hanging the suite) if any is still running."""
+    deadline = time.monotonic() + timeout
+    for t in threads:
+        t.join(max(0.0, deadline - time.monotonic()))
+    alive = [t.name for t in threads if t.is_alive()]
+    assert not alive, f"threads still running (deadlock or lost wake-up?): {alive}"
