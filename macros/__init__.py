@@ -36,6 +36,16 @@ def _guard(env, name, fn):
     return call
 
 
+_TEMPLATE_MARKERS = ("{{", "{%", "{#")
+
+
+def on_pre_page_macros(env):
+    """Skip the Jinja pass for a page that contains no template syntax: rendering it could not change
+    it, and compiling every page as a template is most of the macros plugin's build-time cost."""
+    if not any(marker in env.markdown for marker in _TEMPLATE_MARKERS):
+        env.page.meta["render_macros"] = False
+
+
 def define_env(env):
     docs_dir = env.conf["docs_dir"]
     macros = dict(site_pages.site_macros(docs_dir, lambda: env.page.file.src_uri))

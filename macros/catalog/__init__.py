@@ -274,7 +274,7 @@ class Catalog:
 # YAML loading: decimal exponents without a sign are floats; duplicate mapping keys are errors
 # ==================================================================================================
 
-class _Loader(yaml.SafeLoader):
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml when present: same results, faster
     """SafeLoader that (1) reads ``70.6e9`` / ``450e9`` as floats (YAML 1.1, and so PyYAML, needs a
     dot and a signed exponent, and would otherwise return the string '70.6e9') and (2) records the
     line of every mapping so duplicate keys can be reported."""

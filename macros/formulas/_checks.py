@@ -7,6 +7,8 @@ from numbers import Real
 
 
 def _is_real(v: object) -> bool:
+    if type(v) is int or type(v) is float:  # the common case, without the slower ABC check
+        return True
     return isinstance(v, Real) and not isinstance(v, bool)
 
 

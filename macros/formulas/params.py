@@ -33,6 +33,8 @@ breakdown flags this with ``approximate = True``.
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 
 from . import _checks as chk
@@ -160,6 +162,7 @@ class ParamBreakdown:
         return self.total - self.routed_experts
 
 
+@functools.lru_cache(maxsize=256)
 def param_breakdown(model) -> ParamBreakdown:
     """Count ``model``'s parameters by component from its catalog entry (see the module docstring)."""
     h = model.hidden_size

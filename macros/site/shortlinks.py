@@ -51,6 +51,21 @@ _H1_END = re.compile(r"(<h1\b[^>]*>.*?)(</h1>)", re.S)
 _FOLLOWUP = re.compile(r'<details class="followup" id="(fu-[a-z0-9-]+)"')
 
 
+_ICON_ID = "msib-link-icon"
+
+
+def _icon_symbol(icon_svg: str) -> tuple[str, str]:
+    """(a hidden <svg> defining the icon once per page, the markup each button uses to show it)."""
+    m = re.match(r"\s*<svg\b([^>]*)>(.*)</svg>\s*$", icon_svg, re.S)
+    if not m:
+        return "", icon_svg
+    view_box = re.search(r'viewBox="([^"]*)"', m.group(1))
+    vb = f' viewBox="{view_box.group(1)}"' if view_box else ""
+    symbol = (f'<svg xmlns="http://www.w3.org/2000/svg" hidden aria-hidden="true">'
+              f'<symbol id="{_ICON_ID}"{vb}>{m.group(2)}</symbol></svg>')
+    return symbol, f'<svg aria-hidden="true"><use href="#{_ICON_ID}"></use></svg>'
+
+
 def add_copy_link_buttons(page_html: str, short_url: str, icon_svg: str = "") -> str:
     """Add a copy-link button to the question heading and one beside each follow-up.
 
@@ -59,10 +74,12 @@ def add_copy_link_buttons(page_html: str, short_url: str, icon_svg: str = "") ->
     inside ``<summary>`` would be an interactive element nested in another); CSS places it on the
     summary's row.
     """
+    symbol, use = _icon_symbol(icon_svg)
+
     def button(url: str, what: str, cls: str = "") -> str:
-        return _BUTTON.format(url=url, what=what, icon=icon_svg, cls=cls)
+        return _BUTTON.format(url=url, what=what, icon=use, cls=cls)
 
     out = _H1_END.sub(lambda m: m.group(1) + button(short_url, " to this question") + m.group(2),
-                      page_html, count=1)
+                      symbol + page_html, count=1)
     return _FOLLOWUP.sub(lambda m: button(f"{short_url}#{m.group(1)}", " to this follow-up",
                                           " msib-copy-link--followup") + m.group(0), out)

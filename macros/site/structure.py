@@ -9,12 +9,10 @@ not inside one another.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from html.parser import HTMLParser
+from dataclasses import dataclass
 
 FOLLOWUP_ID = re.compile(r"^fu-[a-z0-9]+(?:-[a-z0-9]+)*$")
 MIN_FOLLOWUPS = 2
-_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
 
 @dataclass
@@ -26,62 +24,50 @@ class Block:
     nested: bool = False
 
 
-@dataclass
-class _Open:
-    block: Block
-    depth: int
-    in_summary: bool = False
+_TOKEN = re.compile(r"<(/?)(details|summary)\b([^>]*)>", re.I)
+_CLASS = re.compile(r'\bclass="([^"]*)"')
+_ID = re.compile(r'\bid="([^"]*)"')
+_TAG = re.compile(r"<[^>]+>")
 
 
-class _Scanner(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.blocks: list[Block] = []
-        self.stack: list[_Open] = []
-        self.depth = 0
-        self.details_depth = 0
-
-    def handle_starttag(self, tag, attrs):
-        if tag in _VOID:
-            return
-        self.depth += 1
-        if tag == "details":
-            classes = (dict(attrs).get("class") or "").split()
-            kind = "answer" if "answer" in classes else "followup" if "followup" in classes else None
-            if kind:
-                b = Block(kind, dict(attrs).get("id"), nested=self.details_depth > 0)
-                self.blocks.append(b)
-                self.stack.append(_Open(b, self.depth))
-            self.details_depth += 1
-        elif tag == "summary" and self.stack and self.stack[-1].depth == self.depth - 1:
-            self.stack[-1].in_summary = True
-
-    def handle_endtag(self, tag):
-        if tag in _VOID:
-            return
-        if tag == "summary" and self.stack:
-            self.stack[-1].in_summary = False
-        if tag == "details":
-            self.details_depth -= 1
-            if self.stack and self.stack[-1].depth == self.depth:
-                self.stack.pop()
-        self.depth -= 1
-
-    def handle_data(self, data):
-        if not self.stack:
-            return
-        top = self.stack[-1]
-        if top.in_summary:
-            top.block.summary += data
-        else:
-            top.block.body_text += data
+def _text(html: str) -> str:
+    return _TAG.sub(" ", html)
 
 
 def scan(html: str) -> list[Block]:
-    s = _Scanner()
-    s.feed(html)
-    s.close()
-    return s.blocks
+    """The answer and follow-up blocks of a page, found by walking its <details>/<summary> tags.
+
+    A regular-expression walk over just these two tags (not a full HTML parse): Markdown emits them
+    well-formed, and this check runs on every question page of every build.
+    """
+    blocks: list[Block] = []
+    # stack entries: [block or None, offset where its content starts, summary start, summary end]
+    stack: list[list] = []
+    for m in _TOKEN.finditer(html):
+        closing, tag, attrs = m.group(1), m.group(2).lower(), m.group(3)
+        if tag == "details" and not closing:
+            classes = (_CLASS.search(attrs).group(1) if _CLASS.search(attrs) else "").split()
+            kind = "answer" if "answer" in classes else "followup" if "followup" in classes else None
+            block = None
+            if kind:
+                id_match = _ID.search(attrs)
+                block = Block(kind, id_match.group(1) if id_match else None, nested=bool(stack))
+                blocks.append(block)
+            stack.append([block, m.end(), None, None])
+        elif tag == "summary" and stack and stack[-1][2] is None and not closing:
+            stack[-1][2] = m.end()
+        elif tag == "summary" and stack and closing and stack[-1][3] is None:
+            stack[-1][3] = m.start()
+        elif tag == "details" and closing and stack:
+            block, start, s_start, s_end = stack.pop()
+            if block is not None:
+                if s_start is not None and s_end is not None:
+                    block.summary = _text(html[s_start:s_end])
+                    body = html[s_end:m.start()]
+                else:
+                    body = html[start:m.start()]
+                block.body_text = _text(body)
+    return blocks
 
 
 def check_question_html(html: str) -> list[str]:

@@ -33,7 +33,6 @@ ALLOWLIST: list[tuple[str, str]] = [
     (r"\bRTX\s?\d{4}\s?(?:Ti\s)?\d{1,2}\s?GB\b", "consumer GPU product name"),
     (r"\bJetson [A-Za-z ]+\d+\s?GB\b", "Jetson module product name"),
 ]
-_ALLOW = [re.compile(rx) for rx, _ in ALLOWLIST]
 
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})")
 _MACRO = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.S)
@@ -51,24 +50,32 @@ def _blank(match: re.Match) -> str:
     return re.sub(r"[^\n]", " ", match.group(0))
 
 
+def _blank_fences(text: str) -> str:
+    """Blank out fenced code blocks (``` or ~~~, three or more, closed by the same character)."""
+    out, fence = [], None
+    for line in text.splitlines(keepends=True):
+        m = _FENCE.match(line)
+        if fence is None and m:
+            fence = m.group(2)[0] * 3
+            out.append("\n" if line.endswith("\n") else "")
+        elif fence is not None:
+            if line.strip().startswith(fence):
+                fence = None
+            out.append("\n" if line.endswith("\n") else "")
+        else:
+            out.append(line)
+    return "".join(out)
+
+
+_SCAN = re.compile("|".join(f"(?:{rx.pattern})" for rx in PATTERNS))
+_ALLOWED = re.compile("|".join(f"(?:{rx})" for rx, _ in ALLOWLIST))
+
+
 def find_typed_numbers(markdown: str) -> list[TypedNumber]:
     """Typed sizing figures in ``markdown`` (a page body without front matter), in order."""
     text = _MACRO.sub(_blank, markdown)
     text = _COMMENT.sub(_blank, text)
-    out: list[TypedNumber] = []
-    fence: str | None = None
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        m = _FENCE.match(line)
-        if fence is None and m:
-            fence = m.group(2)[0] * 3
-            continue
-        if fence is not None:
-            if line.strip().startswith(fence):
-                fence = None
-            continue
-        for rx in _ALLOW:
-            line = rx.sub(lambda mm: " " * len(mm.group(0)), line)
-        for rx in PATTERNS:
-            for hit in rx.finditer(line):
-                out.append(TypedNumber(lineno, hit.group(0).strip()))
-    return sorted(out, key=lambda t: t.line)
+    text = _blank_fences(text)
+    text = _ALLOWED.sub(lambda m: " " * len(m.group(0)), text)
+    return [TypedNumber(text.count("\n", 0, hit.start()) + 1, hit.group(0).strip())
+            for hit in _SCAN.finditer(text)]
