@@ -32,13 +32,9 @@ class _Pending(Generic[T, R]):
     future: Future[R]
 
 
+# --8<-- [start:core]
 class BatchAggregator(Generic[T, R]):
-    """Collect single requests into batches for ``batch_fn``.
-
-    ``batch_fn`` receives a list of items and must return one result per item, in order.
-    If it raises (or returns the wrong number of results), every caller in that batch gets
-    the exception from ``Future.result()``.
-    """
+    """Batch single requests for ``batch_fn``, which returns one result per item, in order."""
 
     def __init__(
         self,
@@ -48,10 +44,8 @@ class BatchAggregator(Generic[T, R]):
         max_wait: float,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if max_batch_size < 1:
-            raise ValueError("max_batch_size must be >= 1")
-        if max_wait < 0:
-            raise ValueError("max_wait must be >= 0")
+        if max_batch_size < 1 or max_wait < 0:
+            raise ValueError("need max_batch_size >= 1 and max_wait >= 0")
         self._batch_fn = batch_fn
         self._max_batch_size = max_batch_size
         self._max_wait = max_wait
@@ -82,12 +76,6 @@ class BatchAggregator(Generic[T, R]):
             batch = self._cut() if self._is_due() else []
         return self._run(batch)
 
-    def flush(self) -> int:
-        """Flush whatever is pending now, regardless of size or age."""
-        with self._cond:
-            batch = self._cut()
-        return self._run(batch)
-
     def _is_due(self) -> bool:  # caller holds the lock
         return self._first_at is not None and self._clock() - self._first_at >= self._max_wait
 
@@ -96,7 +84,7 @@ class BatchAggregator(Generic[T, R]):
         return batch
 
     def _run(self, batch: list[_Pending[T, R]]) -> int:
-        # A caller may have cancelled its future; claim the rest so nobody cancels them mid-batch.
+        # Skip callers that cancelled; claim the rest so nobody can cancel them mid-batch.
         live = [p for p in batch if p.future.set_running_or_notify_cancel()]
         if not live:
             return 0
@@ -113,7 +101,12 @@ class BatchAggregator(Generic[T, R]):
         return len(live)
     # --8<-- [end:core]
 
-    # --8<-- [start:timer]
+    def flush(self) -> int:
+        """Flush whatever is pending now, regardless of size or age."""
+        with self._cond:
+            batch = self._cut()
+        return self._run(batch)
+
     def start(self) -> BatchAggregator[T, R]:
         """Start the background thread that flushes batches whose ``max_wait`` has passed."""
         with self._cond:
@@ -124,6 +117,7 @@ class BatchAggregator(Generic[T, R]):
                 self._timer.start()
         return self
 
+    # --8<-- [start:timer]
     def _timer_loop(self) -> None:
         while True:
             with self._cond:
@@ -146,10 +140,10 @@ class BatchAggregator(Generic[T, R]):
         if timer is not None and timer is not threading.current_thread():
             timer.join()
         self.flush()
+    # --8<-- [end:timer]
 
     def __enter__(self) -> BatchAggregator[T, R]:
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-    # --8<-- [end:timer]

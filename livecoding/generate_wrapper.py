@@ -50,10 +50,11 @@ def error_response(exc: Exception) -> tuple[int, dict[str, str]]:
 # --8<-- [end:errors]
 
 
-# --8<-- [start:async]
+# --8<-- [start:async-head]
 class LimitedGenerator(Generic[P, R]):
     """asyncio wrapper: ``await limited(prompt, ...)`` runs ``generate`` under a concurrency cap."""
 
+    # --8<-- [end:async-head]
     def __init__(
         self,
         generate: Callable[P, Awaitable[R]],
@@ -75,6 +76,7 @@ class LimitedGenerator(Generic[P, R]):
         self.waiting = 0  # callers waiting for a slot
         self.in_flight = 0  # callers holding a slot
 
+    # --8<-- [start:async]
     async def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         await self._acquire()
         self.in_flight += 1
@@ -104,7 +106,7 @@ class LimitedGenerator(Generic[P, R]):
 # --8<-- [end:async]
 
 
-# --8<-- [start:threaded]
+# --8<-- [start:threaded-head]
 class ThreadedLimitedGenerator(Generic[P, R]):
     """Thread version for a blocking ``generate``: same cap, queue timeout and call timeout.
 
@@ -112,6 +114,7 @@ class ThreadedLimitedGenerator(Generic[P, R]):
     but the slot stays taken until the call really ends; the cap counts work, not waiters.
     """
 
+    # --8<-- [end:threaded-head]
     def __init__(
         self,
         generate: Callable[P, R],
@@ -130,6 +133,7 @@ class ThreadedLimitedGenerator(Generic[P, R]):
         self._call_timeout = call_timeout
         self._retry_after = retry_after
 
+    # --8<-- [start:threaded]
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         if not self._slots.acquire(timeout=self._queue_timeout):
             raise Overloaded(f"no slot within {self._queue_timeout}s", self._retry_after)
@@ -144,6 +148,6 @@ class ThreadedLimitedGenerator(Generic[P, R]):
         except concurrent.futures.TimeoutError:
             raise GenerateTimeout(f"generate exceeded {self._call_timeout}s") from None
 
+    # --8<-- [end:threaded]
     def shutdown(self) -> None:
         self._pool.shutdown(wait=True)
-# --8<-- [end:threaded]

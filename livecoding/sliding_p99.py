@@ -39,11 +39,9 @@ def nearest_rank(q: float, n: int) -> int:
 
 
 class ExactSlidingPercentile:
-    """Exact percentiles over the samples of the last ``window`` seconds.
+    """Exact percentiles of the samples taken in the last ``window`` seconds.
 
-    A sample taken at time ``t`` is in the window at time ``now`` iff ``now - window < t <= now``.
-    ``add`` is O(log n) to search plus O(n) to shift the list (a memmove, fast in practice);
-    ``quantile`` is O(1) after expiry. Each sample is expired exactly once.
+    A sample taken at ``t`` is in the window at ``now`` iff ``now - window < t <= now``.
     """
 
     def __init__(self, window: float, clock: Callable[[], float] = time.monotonic) -> None:
@@ -58,7 +56,7 @@ class ExactSlidingPercentile:
         now = self._clock()
         self._expire(now)
         self._arrivals.append((now, value))
-        bisect.insort(self._sorted, value)
+        bisect.insort(self._sorted, value)  # O(log n) search + O(n) shift
 
     def quantile(self, q: float) -> float | None:
         """Nearest-rank ``q`` quantile of the window, or ``None`` if it is empty."""
@@ -67,6 +65,14 @@ class ExactSlidingPercentile:
             return None
         return self._sorted[nearest_rank(q, len(self._sorted)) - 1]
 
+    def _expire(self, now: float) -> None:
+        cutoff = now - self._window
+        while self._arrivals and self._arrivals[0][0] <= cutoff:
+            _, value = self._arrivals.popleft()
+            # Remove one copy of value; any copy will do, equal values are interchangeable.
+            del self._sorted[bisect.bisect_left(self._sorted, value)]
+    # --8<-- [end:exact]
+
     def p99(self) -> float | None:
         return self.quantile(0.99)
 
@@ -74,32 +80,15 @@ class ExactSlidingPercentile:
         self._expire(self._clock())
         return len(self._sorted)
 
-    def _expire(self, now: float) -> None:
-        cutoff = now - self._window
-        while self._arrivals and self._arrivals[0][0] <= cutoff:
-            _, value = self._arrivals.popleft()
-            # Remove one copy of value; any copy will do, equal values are interchangeable.
-            del self._sorted[bisect.bisect_left(self._sorted, value)]
-# --8<-- [end:exact]
-
 
 # --8<-- [start:bucketed]
 class BucketedSlidingPercentile:
-    """Approximate percentiles from log-spaced histogram buckets over a sliding window.
+    """Approximate percentiles from log-spaced buckets, over ``slots`` time slots.
 
-    Buckets: edge ``i`` is ``min_value * ratio**i``; bucket ``i`` counts values in
-    ``(edge[i-1], edge[i]]`` and bucket 0 everything ``<= min_value``. Values above
-    ``max_value`` are clamped into the top bucket. A query returns ``edge[i]`` for the bucket
-    holding the nearest-rank sample ``v``, so for ``min_value <= v <= max_value``::
-
-        v <= estimate <= v * ratio       (relative error at most ratio - 1)
-
-    (``estimate < v * ratio`` in exact arithmetic; the edges are rounded floats.)
-
-    Window: ``slots`` time slots of ``slot_width`` seconds each. A sample is counted while its
-    slot is one of the ``slots`` most recent, so expiry is exact when timestamps are multiples of
-    ``slot_width``; otherwise a sample lives between ``(slots - 1)`` and ``slots`` slot widths.
-    ``add`` is O(log B) for B buckets, ``quantile`` O(B), memory O(slots x B).
+    Bucket ``i`` counts values in ``(edge[i-1], edge[i]]`` with ``edge[i] = min_value * ratio**i``.
+    A query returns the upper edge of the bucket holding the exact nearest-rank value ``v``, so
+    ``v <= estimate <= v * ratio`` for ``min_value <= v <= max_value``; values outside that range
+    are clamped into the end buckets. Expiry moves in whole slots of ``slot_width`` seconds.
     """
 
     def __init__(
@@ -127,10 +116,6 @@ class BucketedSlidingPercentile:
         self._totals = [0] * len(edges)  # sum of the live slots' counts
         self._n = 0
 
-    @property
-    def edges(self) -> list[float]:
-        return list(self._edges)
-
     def add(self, value: float) -> None:
         slot = self._advance()
         i = min(bisect.bisect_left(self._edges, value), len(self._edges) - 1)
@@ -153,13 +138,6 @@ class BucketedSlidingPercentile:
                 return self._edges[i]
         raise AssertionError("bucket counts do not add up")  # unreachable while _n is consistent
 
-    def p99(self) -> float | None:
-        return self.quantile(0.99)
-
-    def __len__(self) -> int:
-        self._advance()
-        return self._n
-
     def _advance(self) -> int:
         """Drop slots that left the window; return the current slot number."""
         slot = math.floor(self._clock() / self._slot_width)
@@ -169,4 +147,15 @@ class BucketedSlidingPercentile:
                 self._totals[i] -= c
             self._n -= sum(counts)
         return slot
-# --8<-- [end:bucketed]
+    # --8<-- [end:bucketed]
+
+    @property
+    def edges(self) -> list[float]:
+        return list(self._edges)
+
+    def p99(self) -> float | None:
+        return self.quantile(0.99)
+
+    def __len__(self) -> int:
+        self._advance()
+        return self._n

@@ -45,10 +45,11 @@ class _Request(Generic[T]):
     future: Any  # concurrent.futures.Future (threads) or asyncio.Future (asyncio)
 
 
-# --8<-- [start:threaded]
+# --8<-- [start:threaded-head]
 class TimedBatcher(Generic[T, R]):
     """Threaded time-boxed batcher: ``submit()`` from any thread, one worker runs ``batch_fn``."""
 
+    # --8<-- [end:threaded-head]
     def __init__(
         self,
         batch_fn: Callable[[list[T]], Sequence[R]],
@@ -68,6 +69,7 @@ class TimedBatcher(Generic[T, R]):
         self._worker = threading.Thread(target=self._work, name="timed-batcher", daemon=True)
         self._worker.start()
 
+    # --8<-- [start:threaded]
     def submit(self, item: T) -> Future[R]:
         future: Future[R] = Future()
         with self._cond:
@@ -100,6 +102,7 @@ class TimedBatcher(Generic[T, R]):
     def _work(self) -> None:
         while (batch := self._next_batch()) is not None:
             self._run(batch)  # lock not held: submit() keeps filling the next batch
+    # --8<-- [end:threaded]
 
     def _run(self, batch: list[_Request[T]]) -> None:
         live = [r for r in batch if r.future.set_running_or_notify_cancel()]
@@ -128,18 +131,17 @@ class TimedBatcher(Generic[T, R]):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-# --8<-- [end:threaded]
 
 
-# --8<-- [start:async]
+# --8<-- [start:async-head]
 class AsyncTimedBatcher(Generic[T, R]):
     """asyncio time-boxed batcher: ``await submit(x)`` from any task on one event loop.
 
-    No lock: the queue is only touched by code running on the loop, and there is no ``await``
-    between checking the queue and cutting the batch. The clock defaults to the loop's clock,
-    which is also what ``asyncio.wait_for`` times out on.
+    No lock: only code on the loop touches the queue, and there is no ``await`` between
+    checking the queue and cutting the batch. The clock defaults to the loop's clock.
     """
 
+    # --8<-- [end:async-head]
     def __init__(
         self,
         batch_fn: Callable[[list[T]], Awaitable[Sequence[R]]],
@@ -161,6 +163,7 @@ class AsyncTimedBatcher(Generic[T, R]):
     def _now(self) -> float:
         return self._clock() if self._clock else asyncio.get_running_loop().time()
 
+    # --8<-- [start:async]
     async def submit(self, item: T) -> R:
         if self._closed:
             raise RuntimeError("batcher is closed")
@@ -192,6 +195,7 @@ class AsyncTimedBatcher(Generic[T, R]):
             n = min(len(self._queue), self._max_batch_size)
             batch = [self._queue.popleft() for _ in range(n)]  # no await since the check
             await self._run(batch)
+    # --8<-- [end:async]
 
     async def _run(self, batch: list[_Request[T]]) -> None:
         live = [r for r in batch if not r.future.done()]
@@ -226,4 +230,3 @@ class AsyncTimedBatcher(Generic[T, R]):
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
-# --8<-- [end:async]

@@ -31,8 +31,11 @@ def http_server():
     (canonical URLs, short links, "copy link") is the address the browser tests really use."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _QuietHandler)
     server.base_url = f"http://127.0.0.1:{server.server_address[1]}/"
+    server.serving = None
     yield server
-    server.shutdown()
+    if server.serving is not None:  # shutdown() waits for serve_forever(), so only call it if it runs
+        server.shutdown()
+        server.serving.join(timeout=10)
     server.server_close()
 
 
@@ -56,7 +59,8 @@ def registry():
 def served_site(built_site, http_server):
     """The online build served over HTTP on 127.0.0.1; yields the base URL (the build's site_url)."""
     http_server.RequestHandlerClass = functools.partial(_QuietHandler, directory=str(built_site))
-    threading.Thread(target=http_server.serve_forever, daemon=True).start()
+    http_server.serving = threading.Thread(target=http_server.serve_forever, daemon=True)
+    http_server.serving.start()
     return http_server.base_url
 
 
