@@ -69,6 +69,20 @@ def test_search_finds_the_page_by_typing(site, page, registry):
     assert_no_foreign_requests(page, allowed)
 
 
+def test_copy_link_icons_render_and_take_no_extra_space(site, page, registry):
+    mode, url_of, allowed = site
+    page.goto(url_of(first_question(registry).src))
+    defs = page.locator(".msib-icon-defs")
+    assert defs.count() == 1
+    box = defs.bounding_box()
+    assert box is None or (box["width"] == 0 and box["height"] == 0), box
+    icon = page.locator("article h1 button.msib-copy-link svg").bounding_box()
+    assert icon and icon["width"] > 0 and icon["height"] > 0, "the copy-link icon does not render"
+    # The heading sits at the top of the article, not pushed down by anything invisible.
+    article_top = page.locator("article").bounding_box()["y"]
+    assert page.locator("article h1").bounding_box()["y"] - article_top < 120
+
+
 def test_dark_mode_toggle(site, page, registry):
     mode, url_of, allowed = site
     page.goto(url_of(first_question(registry).src))

@@ -61,7 +61,8 @@ def _icon_symbol(icon_svg: str) -> tuple[str, str]:
         return "", icon_svg
     view_box = re.search(r'viewBox="([^"]*)"', m.group(1))
     vb = f' viewBox="{view_box.group(1)}"' if view_box else ""
-    symbol = (f'<svg xmlns="http://www.w3.org/2000/svg" hidden aria-hidden="true">'
+    # Not `hidden`: browsers do not apply it to <svg>, which would then take its default 300x150 box.
+    symbol = (f'<svg xmlns="http://www.w3.org/2000/svg" class="msib-icon-defs" width="0" height="0" aria-hidden="true">'
               f'<symbol id="{_ICON_ID}"{vb}>{m.group(2)}</symbol></svg>')
     return symbol, f'<svg aria-hidden="true"><use href="#{_ICON_ID}"></use></svg>'
 
