@@ -15,6 +15,7 @@ TOP_RESULT = {
     "continuous batching": 76,
     "PagedAttention": 77,
     "TensorRT": 14,
+    "HPA": 45,
 }
 
 
