@@ -661,6 +661,16 @@ def tp_shards(model: str, n_gpus: int = 8, fmt: str = "bf16", kv_dtype: str = "b
     return ex.render()
 
 
+def _link_time(ex: "_Example", gpu: str, n_bytes: float, what: str) -> None:
+    """Add the GPU's per-direction link bandwidth as an input and the time to move ``n_bytes`` as a result."""
+    g = _gpu(gpu)
+    bw = g.interconnect_bytes_per_s_per_direction
+    if not bw:
+        raise MacroInputError(f"{g.name} has no interconnect bandwidth in gpus.yaml")
+    ex.input("link bandwidth per direction", U.fmt_bandwidth(bw), _glink(g))
+    ex.result(f"{U.fmt_seconds(F.transfer_time(n_bytes, bw))} {what}")
+
+
 @_as_input_error
 def allreduce_volume(model: str, n_gpus: int = 8, tokens=1, dtype: str = "bf16", gpu: str | None = None) -> str:
     """Worked example: TP all-reduce bytes per token (2 per layer, ring 2(p−1)/p), optionally time on ``gpu``'s link."""
@@ -682,12 +692,7 @@ def allreduce_volume(model: str, n_gpus: int = 8, tokens=1, dtype: str = "bf16",
     ex.step(f"× {_i(toks)} tokens = {_i(total)} bytes")
     ex.result(f"{U.fmt_bytes(total)} sent by each GPU")
     if gpu is not None:
-        g = _gpu(gpu)
-        if not g.interconnect_bytes_per_s_per_direction:
-            raise MacroInputError(f"{g.name} has no interconnect bandwidth in gpus.yaml")
-        t = F.transfer_time(total, g.interconnect_bytes_per_s_per_direction)
-        ex.input("link bandwidth per direction", U.fmt_bandwidth(g.interconnect_bytes_per_s_per_direction), _glink(g))
-        ex.result(f"{U.fmt_seconds(t)} of link time at full bandwidth")
+        _link_time(ex, gpu, total, "of link time at full bandwidth")
     ex.note("Megatron-style TP: one all-reduce after attention, one after the MLP. The fixed latency of each "
             "all-reduce is not included; at small batch it outweighs the bandwidth term.")
     return ex.render()
@@ -720,12 +725,7 @@ def ep_all_to_all(model: str, tokens=256, n_gpus: int = 8, dtype: str = "bf16", 
     ex.step(f"crossing GPUs under uniform routing: × ({ep} − 1)/{ep} = {_i(remote)} bytes")
     ex.result(f"{U.fmt_bytes(remote)} over the interconnect per step; each GPU sends {U.fmt_bytes(remote / ep)}")
     if gpu is not None:
-        g = _gpu(gpu)
-        if not g.interconnect_bytes_per_s_per_direction:
-            raise MacroInputError(f"{g.name} has no interconnect bandwidth in gpus.yaml")
-        t = F.transfer_time(remote / ep, g.interconnect_bytes_per_s_per_direction)
-        ex.input("link bandwidth per direction", U.fmt_bandwidth(g.interconnect_bytes_per_s_per_direction), _glink(g))
-        ex.result(f"{U.fmt_seconds(t)} of link time per step at full bandwidth")
+        _link_time(ex, gpu, remote / ep, "of link time per step at full bandwidth")
     ex.note("Skewed routing concentrates traffic on hot experts' GPUs; FP8 dispatch halves the dispatch bytes.")
     return ex.render()
 
@@ -1286,7 +1286,7 @@ def model_field(model: str, field: str) -> str:
 
 @_as_input_error
 def gpu_memory(gpu: str) -> str:
-    """GPU memory, e.g. '85.9 GB (80.0 GiB)'."""
+    """GPU memory, e.g. '85.5 GB (79.6 GiB)' for the H100 SXM."""
     return U.fmt_gb(_gpu(gpu).memory_bytes)
 
 
