@@ -58,7 +58,17 @@ def on_config(config):
                           "question navigation goes; it is missing")
     i = nav.index(NAV_PLACEHOLDER)
     config.nav = build_nav(site, nav[:i], nav[i + 1:])
+    # The tags page lists each tag's questions by id (Q2 before Q18), not by title as text.
+    tags = config.plugins.get("material/tags")
+    if tags is not None:
+        tags.config.listings_sort_by = _listing_order
     return config
+
+
+def _listing_order(mapping):
+    """Sort key of a page on the tags page: question id, then title, for pages without an id."""
+    qid = mapping.item.meta.get("id")
+    return (0, qid, "") if isinstance(qid, int) else (1, 0, str(mapping.item.title))
 
 
 def _question(page):
