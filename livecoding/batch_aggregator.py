@@ -32,7 +32,6 @@ class _Pending(Generic[T, R]):
     future: Future[R]
 
 
-# --8<-- [start:core]
 class BatchAggregator(Generic[T, R]):
     """Batch single requests for ``batch_fn``, which returns one result per item, in order."""
 

@@ -15,6 +15,8 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Generic, ParamSpec, TypeVar
 
+from .token_bucket import retry_after_header
+
 __all__ = [
     "GenerateTimeout",
     "LimitedGenerator",
@@ -43,7 +45,7 @@ class GenerateTimeout(Exception):
 def error_response(exc: Exception) -> tuple[int, dict[str, str]]:
     """HTTP status and headers for the wrapper's errors."""
     if isinstance(exc, Overloaded):
-        return 503, {"Retry-After": str(max(1, round(exc.retry_after)))}
+        return 503, {"Retry-After": retry_after_header(exc.retry_after)}
     if isinstance(exc, GenerateTimeout):
         return 504, {}
     return 500, {}

@@ -88,6 +88,14 @@ def test_queue_wait_is_bounded_and_maps_to_503() -> None:
     assert error_response(exc) == (503, {"Retry-After": "3"})
 
 
+def test_retry_after_rounds_up_to_whole_seconds():
+    # RFC 9110 §10.2.3: whole seconds. Rounding down (or half-to-even: round(2.5) == 2) would tell a
+    # client to come back before a slot can be free.
+    assert error_response(Overloaded("busy", retry_after=1.4)) == (503, {"Retry-After": "2"})
+    assert error_response(Overloaded("busy", retry_after=2.5)) == (503, {"Retry-After": "3"})
+    assert error_response(Overloaded("busy", retry_after=0.2)) == (503, {"Retry-After": "1"})
+
+
 def test_max_waiting_rejects_at_once() -> None:
     async def main():
         loop = asyncio.get_running_loop()
