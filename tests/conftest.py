@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sitekit import ROOT, browser_launch_args, build
+from sitekit import ROOT, browser_launch_args, build, recording_page
 
 
 def _checked_build(tmp_path_factory, name: str, offline: bool, site_url: str) -> Path:
@@ -76,9 +76,6 @@ def browser():
 @pytest.fixture
 def page(browser):
     """A fresh browser page (light scheme, desktop viewport) that records every request it makes."""
-    context = browser.new_context(color_scheme="light", viewport={"width": 1280, "height": 900})
-    pg = context.new_page()
-    pg.requests = []
-    pg.on("request", lambda r: pg.requests.append(r.url))
+    context, pg = recording_page(browser)
     yield pg
     context.close()

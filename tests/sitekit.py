@@ -92,3 +92,21 @@ def first_question(registry):
 def h1_text(pg) -> str:
     """The page heading as a reader sees it, without the permalink mark."""
     return pg.locator("article h1").first.inner_text().replace("\u00b6", "").strip()
+
+
+# URL schemes a page may load from without leaving the site.
+LOCAL_SCHEMES = ("data:", "blob:", "about:", "chrome-extension:")
+
+
+def foreign_requests(requests: list[str], allowed: str) -> list[str]:
+    """The requests that left the site: neither under ``allowed`` nor a local scheme."""
+    return [u for u in requests if not (u.startswith(allowed) or u.startswith(LOCAL_SCHEMES))]
+
+
+def recording_page(browser, scheme: str = "light"):
+    """(context, page) in a fresh desktop-sized context; ``page.requests`` collects every request URL."""
+    context = browser.new_context(color_scheme=scheme, viewport={"width": 1280, "height": 900})
+    pg = context.new_page()
+    pg.requests = []
+    pg.on("request", lambda r: pg.requests.append(r.url))
+    return context, pg

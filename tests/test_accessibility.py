@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import pytest
 
-from sitekit import ROOT
+from sitekit import ROOT, foreign_requests, recording_page
 
 pytestmark = pytest.mark.browser
 
 AXE_JS = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
 DOCS = ROOT / "docs"
-LOCAL_SCHEMES = ("data:", "blob:", "about:", "chrome-extension:")
 BLOCKING = ("serious", "critical")
 
 
@@ -69,17 +68,10 @@ def offline_url(root: str, src: str) -> str:
 
 
 def open_page(browser, url: str, scheme: str = "light"):
-    context = browser.new_context(color_scheme=scheme, viewport={"width": 1280, "height": 900})
-    pg = context.new_page()
-    pg.requests = []
-    pg.on("request", lambda r: pg.requests.append(r.url))
+    context, pg = recording_page(browser, scheme)
     pg.goto(url)
     pg.wait_for_load_state("networkidle")
     return context, pg
-
-
-def foreign(requests: list[str], allowed: str) -> list[str]:
-    return [u for u in requests if not (u.startswith(allowed) or u.startswith(LOCAL_SCHEMES))]
 
 
 def run_axe(pg) -> list[dict]:
@@ -112,7 +104,8 @@ def test_axe_finds_no_serious_violation(kind, src, scheme, served_site, browser,
         violations = run_axe(pg)
         bad = [v for v in violations if v["impact"] in BLOCKING]
         assert not bad, f"{url} ({scheme}): axe-core found\n  {describe(bad)}"
-        assert not foreign(pg.requests, served_site), f"requests left the site: {foreign(pg.requests, served_site)}"
+        left = foreign_requests(pg.requests, served_site)
+        assert not left, f"requests left the site: {left}"
     finally:
         context.close()
 
@@ -146,7 +139,8 @@ def test_no_request_leaves_the_site(mode, kind, src, served_site, offline_site, 
         pg.evaluate("window.scrollTo(0, document.body.scrollHeight)")
         pg.wait_for_load_state("networkidle")
         assert pg.requests, "no request was recorded at all"
-        assert not foreign(pg.requests, allowed), f"{url}: requests left the site: {foreign(pg.requests, allowed)}"
+        left = foreign_requests(pg.requests, allowed)
+        assert not left, f"{url}: requests left the site: {left}"
     finally:
         context.close()
 

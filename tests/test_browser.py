@@ -7,11 +7,10 @@ from __future__ import annotations
 import re
 import pytest
 
-from sitekit import ROOT, first_question, h1_text
+from sitekit import ROOT, first_question, foreign_requests, h1_text
 
 pytestmark = pytest.mark.browser
 ARTIFACTS = ROOT / "tests" / ".artifacts"
-LOCAL_SCHEMES = ("data:", "blob:", "about:", "chrome-extension:")
 
 
 @pytest.fixture(params=["online", "offline"])
@@ -30,7 +29,7 @@ def search_word(title: str) -> str:
 
 
 def assert_no_foreign_requests(pg, allowed: str):
-    foreign = [u for u in pg.requests if not (u.startswith(allowed) or u.startswith(LOCAL_SCHEMES))]
+    foreign = foreign_requests(pg.requests, allowed)
     assert not foreign, f"requests left the site: {foreign}"
     assert pg.requests, "no request was recorded at all"
 

@@ -206,22 +206,19 @@ def _load_site(docs: Path) -> Site:
         first_src[q.id] = rel
         questions[q.id] = q
 
+    # A page that exists but failed validation is not *also* reported as a dangling `related` target.
+    present = {m["id"] for _, m in pending if type(m.get("id")) is int}
     for q in questions.values():
         for rid in q.related:
             if rid == q.id:
                 problems.append(f"docs/{q.src}: related: a page cannot be related to itself ({rid})")
-            elif rid not in questions and rid not in _ids_with_errors(pending):
+            elif rid not in present:
                 problems.append(f"docs/{q.src}: related: id {rid} does not exist")
 
     if problems:
         raise SiteError(problems)
     ordered = dict(sorted(questions.items()))
     return Site(parts, tags, difficulties, ordered, {q.src: q for q in ordered.values()})
-
-
-def _ids_with_errors(pending: list[tuple[str, dict]]) -> set[int]:
-    """Ids of pages that exist but failed validation: a link to them is not *also* reported as dangling."""
-    return {m["id"] for _, m in pending if isinstance(m.get("id"), int) and not isinstance(m.get("id"), bool)}
 
 
 def _validate(rel, meta, parts, tags, difficulties, problems) -> Question | None:
