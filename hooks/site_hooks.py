@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from macros.site import SiteError, build_nav, load_site  # noqa: E402
+from macros.site import (  # noqa: E402
+    SiteError, build_nav, collapse_mistakes, insert_key_points, load_site, split_sources)
 from macros.site.shortlinks import (  # noqa: E402
     SHORT_LINK_DIR, add_copy_link_buttons, short_link_pages, short_link_url)
 from macros.site.structure import check_question_html  # noqa: E402
@@ -84,7 +85,9 @@ def on_page_markdown(markdown, page, config, files):
     if first.startswith("# "):
         _state["problems"].append(f"docs/{q.src}: title: do not write an H1; the page heading comes "
                                   "from the front-matter title")
-    lines = [f"# {q.title}", "", markdown.rstrip(), ""]
+    body, sources = split_sources(insert_key_points(markdown.rstrip(), q.key_points))
+    body = collapse_mistakes(body)
+    lines = [f"# {q.title}", "", body.rstrip(), ""]
     if q.related:
         site = _state["site"]
         lines += ["## Related questions", ""]
@@ -92,6 +95,8 @@ def on_page_markdown(markdown, page, config, files):
             r = site.questions[rid]
             lines.append(f"- [{r.label} · {r.title}]({r.link})")
         lines.append("")
+    if sources:
+        lines += [sources.rstrip(), ""]
     return "\n".join(lines)
 
 

@@ -39,12 +39,20 @@ First answer.
 Second answer.
 
 ///
+
+## Sources
+
+- [A primary source](https://example.org/spec), section 1.
+- [Another primary source](https://example.org/paper), table 2.
 """
+
+KEY_POINTS = ["The first checkable point.", "The second checkable point.", "The third checkable point."]
 
 
 def page(qid: int, body: str = BODY, drop: tuple[str, ...] = (), **fields) -> str:
     meta = {"id": qid, "title": f"Question {qid}?", "description": "A test page.", "module": 1,
-            "difficulty": "foundational", "tags": ["fundamentals", "latency"], "related": []}
+            "difficulty": "foundational", "tags": ["fundamentals", "latency"], "related": [],
+            "key_points": KEY_POINTS}
     meta.update(fields)
     for name in drop:
         meta.pop(name)
@@ -75,12 +83,25 @@ CASES = {
     "negative size in a sizing macro": (
         page(2, body=BODY + '\n{{ kv_cache("llama-3.1-8b", batch=-2) }}\n'),
         ["docs/" + BAD, "batch must be a whole number >= 1, got -2"]),
-    "one follow-up only": (page(2, body=BODY.split("/// followup | Second")[0]),
+    "one follow-up only": (page(2, body=BODY.split("/// followup | Second")[0] + "## Sources" + BODY.split("## Sources")[1]),
                            ["docs/" + BAD, "1 follow-ups", "at least 2"]),
     "follow-up without id": (page(2, body=BODY.replace("    attrs: {id: fu-second}\n", "")),
                              ["docs/" + BAD, "'Second follow-up?' has no id"]),
     "empty follow-up answer": (page(2, body=BODY.replace("Second answer.", "")),
                                ["docs/" + BAD, "'Second follow-up?' has an empty answer"]),
+    "missing key points": (page(2, drop=("key_points",)), ["docs/" + BAD, "key_points", "required field is missing"]),
+    "too few key points": (page(2, key_points=KEY_POINTS[:2]),
+                           ["docs/" + BAD, "key_points", "2 key points; a question carries 3 to 6"]),
+    "key point too long": (page(2, key_points=KEY_POINTS[:2] + ["word " * 30]),
+                           ["docs/" + BAD, "key_points", "point 3 has 30 words; at most 25"]),
+    "key points not a list": (page(2, key_points="Just one sentence."),
+                              ["docs/" + BAD, "key_points", "must be a list of strings"]),
+    "no Sources section": (page(2, body=BODY.split("## Sources")[0]),
+                           ["docs/" + BAD, "Sources", "no '## Sources' section"]),
+    "one source only": (page(2, body=BODY.replace("- [Another primary source](https://example.org/paper), table 2.\n", "")),
+                        ["docs/" + BAD, "Sources", "1 linked sources; at least 2"]),
+    "a source without a link": (page(2, body=BODY + "- A book I remember\n"),
+                                ["docs/" + BAD, "Sources", "a source without an http(s) link: 'A book I remember'"]),
     "two reference answers": (page(2, body=BODY + "\n/// answer | Reference answer\n\nAgain.\n\n///\n"),
                               ["docs/" + BAD, "2 reference answers"]),
 }
@@ -107,4 +128,9 @@ def test_fixture_site_with_good_pages_builds(tmp_path):
     site = make_fixture_site(tmp_path / "src", {GOOD: page(1, related=[2]), BAD: page(2, related=[1])})
     proc = build(site, tmp_path / "out")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert (tmp_path / "out" / SEC / "good" / "index.html").exists()
+    html = (tmp_path / "out" / SEC / "good" / "index.html").read_text(encoding="utf-8")
+    # Contract v2: the key points open the reference answer as "In short"; Sources come last.
+    answer = html[html.index('<details class="answer"'):]
+    assert answer.index("In short") < answer.index("The answer.")
+    assert all(point in answer[:answer.index("The answer.")] for point in KEY_POINTS)
+    assert html.index('id="related-questions"') < html.index('id="sources"')

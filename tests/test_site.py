@@ -10,6 +10,7 @@ import re
 import pytest
 from bs4 import BeautifulSoup
 
+from macros.site import V2_PENDING_FILE
 from sitekit import ROOT, build, make_fixture_site, page_html_path
 
 FOLLOWUP_ID = re.compile(r"^fu-[a-z0-9]+(-[a-z0-9]+)*$")
@@ -49,6 +50,11 @@ def test_question_pages_honour_the_contract(built_site, registry):
             assert not f.has_attr("open"), f"{where}: follow-up {f.get('id')} must start collapsed"
         meta = doc.find("meta", attrs={"name": "description"})
         assert meta and meta["content"] == q.description, f"{where}: meta description"
+        mistakes = doc.find("h2", id="common-mistakes")
+        if mistakes is not None:  # collapsed, so it does not give the answer away
+            block = mistakes.find_next_sibling()
+            assert block.name == "details" and "mistakes" in block["class"] and not block.has_attr("open"), where
+            assert block.select("li"), f"{where}: the common mistakes block is empty"
 
 
 def test_related_questions_are_rendered_with_titles(built_site, registry):
@@ -140,3 +146,36 @@ def test_two_builds_are_byte_identical(built_site, http_server, tmp_path):
     assert first == second
     different = [str(p) for p in first if not filecmp.cmp(built_site / p, again / p, shallow=False)]
     assert not different, f"files differ between two builds: {different[:10]}"
+
+
+def test_key_points_open_the_reference_answer(built_site, registry):
+    """Contract v2: each page's key points are the 'In short' list at the top of its answer, in order."""
+    checked = 0
+    for q in registry.questions.values():
+        if not q.key_points:
+            continue
+        doc = soup_of(page_html_path(built_site, q.src))
+        box = doc.select_one("details.answer > .in-short")
+        assert box is not None, f"docs/{q.src}: no 'In short' box at the top of the reference answer"
+        items = [li.get_text(" ", strip=True) for li in box.select("li")]
+        plain = [BeautifulSoup(p.replace("`", ""), "html.parser").get_text(" ", strip=True) for p in q.key_points]
+        assert [" ".join(i.split()) for i in items] == [" ".join(p.split()) for p in plain], f"docs/{q.src}"
+        sources = doc.find("h2", id="sources")
+        assert sources is not None and len(sources.find_next("ul").select("li a[href^=http]")) >= 2, q.src
+        checked += 1
+    pending = V2_PENDING_FILE.read_text(encoding="utf-8")
+    assert checked + sum(1 for ln in pending.splitlines() if ln.strip() and not ln.startswith("#")) \
+        == len(registry.questions)
+
+
+def test_contract_v2_pending_list_only_shrinks(registry):
+    """The exemption list names only existing pages that still lack key points or Sources."""
+    from macros.site import sources_section
+    lines = [ln.strip() for ln in V2_PENDING_FILE.read_text(encoding="utf-8").splitlines()
+             if ln.strip() and not ln.startswith("#")]
+    for rel in lines:
+        assert rel in registry.by_src, f"{V2_PENDING_FILE.name}: {rel} is not a question page"
+        q = registry.by_src[rel]
+        body = (ROOT / "docs" / rel).read_text(encoding="utf-8")
+        assert not (q.key_points and sources_section(body) is not None), \
+            f"{V2_PENDING_FILE.name}: {rel} has key points and Sources now; remove it from the list"

@@ -20,10 +20,17 @@ from .typed_numbers import find_typed_numbers
 HERE = Path(__file__).resolve().parent
 TAXONOMY_FILE = HERE / "taxonomy.yml"
 TAGS_FILE = HERE / "tags.yml"
+# Pages written before page contract v2, not yet re-verified: they may lack key_points and Sources.
+# Each line is a path under docs/. The list only shrinks; a page is removed when it is re-verified.
+V2_PENDING_FILE = HERE / "contract_v2_pending.txt"
 
 DESCRIPTION_MAX = 160
 TAGS_MIN, TAGS_MAX = 2, 5
-REQUIRED_FIELDS = ("id", "title", "description", "difficulty", "tags", "related")
+REQUIRED_FIELDS = ("id", "title", "description", "difficulty", "tags", "related", "key_points")
+KEY_POINTS_MIN, KEY_POINTS_MAX = 3, 6
+KEY_POINT_WORDS_MAX = 25   # the guide asks for about 20; the build rejects a point longer than this
+SOURCES_MIN = 2            # primary sources a page lists under its '## Sources' heading
+SOURCES_HEADING = "## Sources"
 # Front-matter keys a question page may carry besides the required ones and its section field.
 OPTIONAL_FIELDS = {"nav_title", "search", "hide", "render_macros"}
 
@@ -81,6 +88,7 @@ class Question:
     section: Section
     src: str  # path relative to docs/, with forward slashes
     nav_title: str | None = None
+    key_points: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -172,6 +180,7 @@ def load_site(docs_dir: str | Path) -> Site:
 
 def _load_site(docs: Path) -> Site:
     parts, tags, difficulties = load_taxonomy()
+    pending_v2 = _v2_pending(docs)
     problems: list[str] = []
     pending: list[tuple[str, dict]] = []
 
@@ -186,6 +195,8 @@ def _load_site(docs: Path) -> Site:
         if _is_question_src(rel, parts):
             pending.append((rel, meta))
             offset = text[: len(text) - len(body)].count("\n")
+            if rel not in pending_v2 or sources_section(body) is not None:
+                problems.extend(f"docs/{rel}: Sources: {what}" for what in sources_problems(body))
             for hit in find_typed_numbers(body):
                 problems.append(f"docs/{rel}:{hit.line + offset}: typed number {hit.text!r}: sizing, speed "
                                 "and cost figures come from a macro (allowlist: macros/site/typed_numbers.py)")
@@ -197,7 +208,7 @@ def _load_site(docs: Path) -> Site:
     questions: dict[int, Question] = {}
     first_src: dict[int, str] = {}
     for rel, meta in pending:
-        q = _validate(rel, meta, parts, tags, difficulties, problems)
+        q = _validate(rel, meta, parts, tags, difficulties, problems, rel in pending_v2)
         if q is None:
             continue
         if q.id in first_src:
@@ -221,7 +232,15 @@ def _load_site(docs: Path) -> Site:
     return Site(parts, tags, difficulties, ordered, {q.src: q for q in ordered.values()})
 
 
-def _validate(rel, meta, parts, tags, difficulties, problems) -> Question | None:
+def _v2_pending(docs: Path) -> frozenset[str]:
+    """Pages still exempt from key_points and Sources (only for the real docs/ tree, never a fixture)."""
+    if docs != (HERE.parent.parent / "docs").resolve() or not V2_PENDING_FILE.exists():
+        return frozenset()
+    lines = V2_PENDING_FILE.read_text(encoding="utf-8").splitlines()
+    return frozenset(ln.strip() for ln in lines if ln.strip() and not ln.startswith("#"))
+
+
+def _validate(rel, meta, parts, tags, difficulties, problems, pending_v2=False) -> Question | None:
     where = f"docs/{rel}"
     before = len(problems)
 
@@ -236,6 +255,8 @@ def _validate(rel, meta, parts, tags, difficulties, problems) -> Question | None
             f"(sections: {', '.join(s.dir for s in part.sections)})")
 
     for name in REQUIRED_FIELDS + (part.section_field,):
+        if pending_v2 and name == "key_points" and name not in meta:
+            continue
         if name not in meta or meta[name] is None or meta[name] == "":
             bad(name, "required field is missing")
     other = "theme" if part.section_field == "module" else "module"
@@ -291,10 +312,134 @@ def _validate(rel, meta, parts, tags, difficulties, problems) -> Question | None
     if nav_title is not None and (not isinstance(nav_title, str) or not nav_title.strip()):
         bad("nav_title", "must be a non-empty string when given")
 
+    points = meta.get("key_points")
+    if points is not None:
+        for what in key_points_problems(points):
+            bad("key_points", what)
+
     if len(problems) > before:
         return None
     return Question(qid, title.strip(), desc.strip(), diff, tuple(page_tags), tuple(related),
-                    section, rel, nav_title)
+                    section, rel, nav_title, tuple(p.strip() for p in points or ()))
+
+
+def key_points_problems(points) -> list[str]:
+    """What is wrong with a page's ``key_points`` (empty when it complies)."""
+    if not isinstance(points, list) or not all(isinstance(p, str) for p in points):
+        return [f"must be a list of strings (one checkable statement each), got {points!r}"]
+    out = []
+    if not KEY_POINTS_MIN <= len(points) <= KEY_POINTS_MAX:
+        out.append(f"{len(points)} key points; a question carries {KEY_POINTS_MIN} to {KEY_POINTS_MAX}")
+    for i, point in enumerate(points, 1):
+        words = len(point.split())
+        if not words:
+            out.append(f"point {i} is empty")
+        elif words > KEY_POINT_WORDS_MAX:
+            out.append(f"point {i} has {words} words; at most {KEY_POINT_WORDS_MAX} (one checkable statement)")
+    if len({p.strip().lower() for p in points}) != len(points):
+        out.append("a point is listed twice")
+    return out
+
+
+_FENCE = re.compile(r"^(```|~~~)")
+_LIST_ITEM = re.compile(r"^[-*+] +(.*)")
+_EXTERNAL_LINK = re.compile(r"\]\((https?://[^)\s]+)[^)]*\)|<(https?://[^>\s]+)>")
+
+
+def sources_section(body: str) -> list[str] | None:
+    """The list items under the page's ``## Sources`` heading (outside code fences), or None if absent."""
+    lines, in_fence, start = body.splitlines(), False, None
+    for i, line in enumerate(lines):
+        if _FENCE.match(line.lstrip()):
+            in_fence = not in_fence
+        elif not in_fence and line.rstrip() == SOURCES_HEADING:
+            start = i + 1
+            break
+    if start is None:
+        return None
+    items: list[str] = []
+    for line in lines[start:]:
+        if line.startswith("## ") or line.startswith("# "):
+            break
+        m = _LIST_ITEM.match(line)
+        if m:
+            items.append(m.group(1))
+        elif items and line.startswith("  ") and line.strip():
+            items[-1] += " " + line.strip()
+    return items
+
+
+def split_sources(body: str) -> tuple[str, str]:
+    """(body before the '## Sources' section, the section to the end); ('body', '') without one."""
+    lines, in_fence = body.splitlines(keepends=True), False
+    for i, line in enumerate(lines):
+        if _FENCE.match(line.lstrip()):
+            in_fence = not in_fence
+        elif not in_fence and line.rstrip() == SOURCES_HEADING:
+            return "".join(lines[:i]), "".join(lines[i:])
+    return body, ""
+
+
+_ANSWER_OPENER = re.compile(r"^/// answer\b.*$", re.M)
+
+
+def insert_key_points(body: str, points: tuple[str, ...]) -> str:
+    """Put the key points at the top of the reference answer, as its 'In short' list."""
+    if not points:
+        return body
+    m = _ANSWER_OPENER.search(body)
+    if m is None:
+        return body
+    end = m.end()
+    rest = body[end:]
+    # The block's option lines (indented, right after the opener) stay attached to it.
+    options = re.match(r"(?:\n(?: {4}|\t)[^\n]*\S[^\n]*)*", rest).group(0)
+    items = "\n".join(f"- {p}" for p in points)
+    box = f'\n\n<div class="in-short" markdown>\n\n**In short**\n\n{items}\n\n</div>\n'
+    return body[:end] + options + box + rest[len(options):]
+
+
+MISTAKES_HEADING = "## Common mistakes"
+
+
+def collapse_mistakes(body: str) -> str:
+    """Wrap the content of the 'Common mistakes' section in a collapsed block, keeping its heading
+    (so the table of contents and its anchor stay); a page without the section is returned as is."""
+    lines, in_fence = body.splitlines(), False
+    start = end = None
+    for i, line in enumerate(lines):
+        if _FENCE.match(line.lstrip()):
+            in_fence = not in_fence
+        elif in_fence:
+            continue
+        elif start is None and line.rstrip() == MISTAKES_HEADING:
+            start = i + 1
+        elif start is not None and (line.startswith("## ") or line.startswith("# ")):
+            end = i
+            break
+    if start is None:
+        return body
+    end = len(lines) if end is None else end
+    inner = "\n".join(lines[start:end]).strip("\n")
+    block = ["", "/// details | Show the common mistakes", "    attrs: {class: mistakes}", "", inner, "", "///", ""]
+    return "\n".join(lines[:start] + block + lines[end:])
+
+
+def sources_problems(body: str) -> list[str]:
+    """What is wrong with a question page's Sources section (empty when it complies)."""
+    items = sources_section(body)
+    if items is None:
+        return [f"the page has no '{SOURCES_HEADING}' section (at least {SOURCES_MIN} primary sources, "
+                "each a list item with a link)"]
+    out = []
+    linked = [item for item in items if _EXTERNAL_LINK.search(item)]
+    if len(linked) < SOURCES_MIN:
+        out.append(f"{len(linked)} linked sources; at least {SOURCES_MIN} required (list items with an "
+                   "http(s) link)")
+    for item in items:
+        if not _EXTERNAL_LINK.search(item):
+            out.append(f"a source without an http(s) link: {item[:60]!r}")
+    return out
 
 
 def build_nav(site: Site, head: list, tail: list) -> list:
