@@ -8,8 +8,8 @@ Markdown) and ``macros.site`` (the question registry). This module only adapts t
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
+from .render import MACROS
 from .site import pages as site_pages
 
 
@@ -49,11 +49,9 @@ def on_pre_page_macros(env):
 def define_env(env):
     docs_dir = env.conf["docs_dir"]
     macros = dict(site_pages.site_macros(docs_dir, lambda: env.page.file.src_uri))
-    if (Path(__file__).parent / "render.py").exists():
-        from .render import MACROS
-        clash = set(MACROS) & set(macros)
-        if clash:
-            raise MacroFailure(f"macros/render.py: macro names clash with site macros: {sorted(clash)}")
-        macros.update(MACROS)
+    clash = set(MACROS) & set(macros)
+    if clash:
+        raise MacroFailure(f"macro names clash between macros.render and the site macros: {sorted(clash)}")
+    macros.update(MACROS)
     for name, fn in macros.items():
         env.macro(_guard(env, name, fn), name)
