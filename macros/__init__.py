@@ -1,8 +1,9 @@
 """mkdocs-macros entry point: registers the sizing macros and the site macros.
 
 Everything substantive lives in submodules that import nothing from MkDocs: ``macros.formulas`` (the
-formulas), ``macros.catalog`` (models, GPUs, formats, prices), ``macros.render`` (worked examples as
-Markdown) and ``macros.site`` (the question registry). This module only adapts them to mkdocs-macros.
+formulas), ``macros.catalog`` (models, GPUs, formats, prices) and ``macros.render`` (worked examples,
+inline values and reference pages as Markdown). The site macros (section indexes, checklists) come from
+:mod:`sitebuild.pages`. This module only adapts them to mkdocs-macros.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import functools
 
 from .render import MACROS
-from .site import pages as site_pages
+from sitebuild import pages as site_pages
 
 
 class MacroFailure(RuntimeError):
