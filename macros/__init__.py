@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import functools
 
-from .render import MACROS
 from sitebuild import pages as site_pages
+
+from .render import MACROS
 
 
 class MacroFailure(RuntimeError):
