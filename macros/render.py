@@ -592,7 +592,7 @@ def memory_budget(model: str, gpu: str, fmt: str = "bf16", n_gpus: int = 1, cont
     usable = g.memory_bytes * gpu_util
     ex.step(f"usable: {_gib(g.memory_bytes)} × {_bits(gpu_util)} = {_gib(usable)}")
     if shard.replicated_extra_bytes:
-        ex.step(f"weights per GPU: {_gib(wtotal)} / {n} + {_gib(shard.replicated_extra_bytes)} of replicated "
+        ex.step(f"weights per GPU: {_gib(wtotal)} / {n} + {U.fmt_bytes(shard.replicated_extra_bytes)} of replicated "
                 f"tensors = {_gib(shard.weights_per_gpu)}")
     else:
         ex.step(f"weights per GPU: {_gib(wtotal)} / {n} = {_gib(shard.weights_per_gpu)}")
@@ -664,7 +664,7 @@ def tp_shards(model: str, n_gpus: int = 8, fmt: str = "bf16", kv_dtype: str = "b
     listed = ", ".join(f"{label} {U.fmt_params(extra[k])}" for k, label in parts if extra[k] >= 1)
     if listed:
         ex.step(f"replicated tensors, extra parameters per GPU over an even split: {listed}")
-    ex.step(f"weights per GPU: {U.fmt_gb(wtotal)} / {n} + {U.fmt_gb(shard.replicated_extra_bytes)} replicated = "
+    ex.step(f"weights per GPU: {U.fmt_gb(wtotal)} / {n} + {U.fmt_bytes(shard.replicated_extra_bytes)} replicated = "
             f"{U.fmt_gb(shard.weights_per_gpu)} (+{U.fmt_pct(shard.weights_per_gpu / shard.even_split - 1)} over "
             f"{U.fmt_gb(shard.even_split)})")
     kv_total = F.kv_cache_bytes(m, batch, ctx, kv)
@@ -712,8 +712,17 @@ def allreduce_volume(model: str, n_gpus: int = 8, tokens=1, dtype: str = "bf16",
     ex.result(f"{U.fmt_bytes(total)} sent by each GPU")
     if gpu is not None:
         _link_time(ex, gpu, total, "of link time at full bandwidth")
-    ex.note("Megatron-style TP: one all-reduce after attention, one after the MLP. The fixed latency of each "
-            "all-reduce is not included; at small batch it outweighs the bandwidth term.")
+        g = _gpu(gpu)
+        if n > 1 and g.allreduce_latency_s:
+            calls = 2 * m.num_hidden_layers
+            t = F.tp_decode_allreduce_time(m, toks, eb, n, g.allreduce_latency_s,
+                                           g.interconnect_bytes_per_s_per_direction)
+            ex.input("all-reduce latency per call", U.fmt_seconds(g.allreduce_latency_s), _glink(g))
+            ex.step(f"latency: {calls} calls (one step over all {_i(toks)} tokens) × "
+                    f"{U.fmt_seconds(g.allreduce_latency_s)} = {U.fmt_seconds(calls * g.allreduce_latency_s)}")
+            ex.result(f"{U.fmt_seconds(t)} per step with the per-call latency added")
+    ex.note("Megatron-style TP: one all-reduce after attention, one after the MLP. Each call also pays a fixed "
+            "latency; at small batch (decode) it outweighs the bandwidth term.")
     return ex.render()
 
 
@@ -805,7 +814,7 @@ def decode_speed(model: str, gpu: str, fmt: str = "bf16", n_gpus: int = 1, batch
                 f"reads only {_i(min(batch, m.vocab_size))} row(s) = {U.fmt_gb(read)}")
     if n > 1:
         extra = bound.weight_bytes_read - read / n
-        ex.step(f"per GPU: {U.fmt_gb(read)} / {n}" + (f" + {U.fmt_gb(extra)} replicated" if extra else "")
+        ex.step(f"per GPU: {U.fmt_gb(read)} / {n}" + (f" + {U.fmt_bytes(extra)} replicated" if extra else "")
                 + f" = {U.fmt_gb(bound.weight_bytes_read)}")
     ex.step(f"KV read per sequence per GPU at {_i(ctx)} tokens: {U.fmt_bytes(kv_seq)}; × {batch} = "
             f"{U.fmt_bytes(bound.kv_bytes_read)}")
@@ -1595,12 +1604,18 @@ def gpu_catalog(level: int = 3) -> str:
             if g.interconnect_bytes_per_s_per_direction:
                 rows.append(f"| Interconnect ({g.interconnect}) | "
                             f"{U.fmt_bandwidth(g.interconnect_bytes_per_s_per_direction)} per direction |")
+            if g.allreduce_latency_s:
+                rows.append(f"| All-reduce latency per call (modelled) | {U.fmt_seconds(g.allreduce_latency_s)} |")
             if g.tdp_watts:
                 rows.append(f"| Board power | {_i(g.tdp_watts)} W |")
             parts = [_heading(level, g.name, "gpu", g.key), f"Key `{g.key}`", "\n".join(rows)]
-            for label, text in (("Memory", g.memory_note), ("Interconnect", g.interconnect_note), ("Notes", g.notes)):
+            lat_note = g.extra.get("allreduce_latency_note")
+            lat_src = g.extra.get("allreduce_latency_source")
+            for label, text in (("Memory", g.memory_note), ("Interconnect", g.interconnect_note),
+                                ("All-reduce latency", lat_note), ("Notes", g.notes)):
                 if text and text.strip():
-                    parts.append(f"{label}: {_esc(text.strip())}")
+                    parts.append(f"{label}: {_esc(text.strip())}"
+                                 + (f" ([{_domain(lat_src)}]({lat_src}))" if label == "All-reduce latency" and lat_src else ""))
             parts.append(f"Source: [{_domain(g.source)}]({g.source})")
             out.append("\n\n".join(parts))
     return "\n\n".join(out)
@@ -1627,9 +1642,15 @@ def format_catalog(level: int = 3) -> str:
                 rows.append(f"| Group size; scale bits per group | {f.group_size}; {_bits(f.scale_bits or 0)} "
                             f"(element bits + {_bits(f.scale_bits or 0)}/{f.group_size} = {_bits(eff)}) |")
             rows.append(f"| Usable as KV-cache dtype | {'yes' if f.kv_cache else 'no'} |")
+            if f.embedding_bits_per_weight is not None:
+                rows.append(f"| Embedding and lm_head | not quantized: {_bits(f.embedding_bits_per_weight)} bits |")
             parts = [_heading(level, f.name, "format", f.key), f"Key `{f.key}`", "\n".join(rows)]
             if f.notes:
                 parts.append(f"Notes: {_esc(f.notes.strip())}")
+            emb_note, emb_src = f.extra.get("embedding_note"), f.extra.get("embedding_source")
+            if emb_note:
+                parts.append(f"Embedding and lm_head: {_esc(str(emb_note).strip())}"
+                             + (f" ([{_domain(emb_src)}]({emb_src}))" if emb_src else ""))
             parts.append(f"Source: [{_domain(f.source)}]({f.source})")
             out.append("\n\n".join(parts))
     return "\n\n".join(out)
