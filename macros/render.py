@@ -251,6 +251,7 @@ def _flink(f: Format) -> str:
 
 
 GIVEN = "given"
+ACTIVATION_BYTES = 2  # BF16/FP16 activations: the all-reduced hidden states
 
 
 class _Example:
@@ -367,6 +368,9 @@ def weights(model: str, fmt: str = "bf16", expert_fmt: str | None = None, embed_
     f, fe, fm = _fmt(fmt), _opt_fmt(expert_fmt), _opt_fmt(embed_fmt)
     b = F.param_breakdown(m)
     wb = F.weight_bytes_breakdown(m, f, fe, fm, breakdown=b)
+    if fm is None and f.embedding_bits_per_weight is not None:
+        fm = next((x for x in _cat().formats.values() if x.bits_per_weight == f.embedding_bits_per_weight
+                   and x.kind == "float"), None)
     mixed = fe is not None or fm is not None
     if fe is not None and not b.routed_experts:
         raise MacroInputError(f"expert_fmt applies to MoE models only; {m.name} is dense "
@@ -550,8 +554,8 @@ def paged_tail_waste(model: str, block_size: int = F.DEFAULT_BLOCK_SIZE, kv_dtyp
 def _budget(m: Model, g: Gpu, f: Format, kv: Format, n_gpus: int, gpu_util: float, activation_gib: float,
             reserve_gib: float, expert_fmt: Format | None):
     _check_tp(m, n_gpus)
-    wtotal = F.weight_bytes(m, f, expert_fmt)
-    shard = F.tp_shard(m, wtotal, n_gpus)
+    shard = F.tp_shard(m, n_gpus, f, expert_fmt)
+    wtotal = shard.weights_total
     budget = F.kv_budget_bytes(g.memory_bytes, shard.weights_per_gpu, gpu_util,
                                activation_gib * U.GiB, reserve_gib * U.GiB)
     return wtotal, shard, budget
@@ -573,7 +577,7 @@ def memory_budget(model: str, gpu: str, fmt: str = "bf16", n_gpus: int = 1, cont
     reserve_gib = _number("reserve_gib", reserve_gib, positive=False)
     wtotal, shard, budget = _budget(m, g, f, kv, n, gpu_util, activation_gib, reserve_gib, fe)
     ex = _Example(f"{m.name} in {f.name} on {n} × {g.name}")
-    ex.formula("KV budget per GPU = memory × gpu_util − weights / TP − activations − runtime reserve")
+    ex.formula("KV budget per GPU = memory × gpu_util − weights per GPU − activations − runtime reserve")
     ex.formula("max sequences = floor(KV budget / (KV bytes per block × ceil(context / block_size)))")
     ex.input("GPU memory", U.fmt_gb(g.memory_bytes), _glink(g))
     ex.input("weights (all GPUs)", U.fmt_gb(wtotal), f"{_mlink(m)}, {_flink(f)}" + (f", experts {_flink(fe)}" if fe else ""))
@@ -587,7 +591,11 @@ def memory_budget(model: str, gpu: str, fmt: str = "bf16", n_gpus: int = 1, cont
     ex.input("context per sequence", f"{_i(ctx)} tokens", GIVEN)
     usable = g.memory_bytes * gpu_util
     ex.step(f"usable: {_gib(g.memory_bytes)} × {_bits(gpu_util)} = {_gib(usable)}")
-    ex.step(f"weights per GPU: {_gib(wtotal)} / {n} = {_gib(shard.weights_per_gpu)}")
+    if shard.replicated_extra_bytes:
+        ex.step(f"weights per GPU: {_gib(wtotal)} / {n} + {U.fmt_bytes(shard.replicated_extra_bytes)} of replicated "
+                f"tensors = {_gib(shard.weights_per_gpu)}")
+    else:
+        ex.step(f"weights per GPU: {_gib(wtotal)} / {n} = {_gib(shard.weights_per_gpu)}")
     ex.step(f"KV budget: {_gib(usable)} − {_gib(shard.weights_per_gpu)} − {_bits(activation_gib)} GiB − "
             f"{_bits(reserve_gib)} GiB = {_gib(budget)}")
     if budget <= 0:
@@ -630,7 +638,8 @@ def tp_shards(model: str, n_gpus: int = 8, fmt: str = "bf16", kv_dtype: str = "b
     valid = F.valid_tp_degrees(m)
     ex = _Example(f"tensor parallelism for {m.name} on {n} GPUs")
     ex.formula("TP valid if heads % TP == 0 and (kv_heads % TP == 0 when TP ≤ kv_heads, else TP % kv_heads == 0)")
-    ex.formula("weights per GPU = weights / TP; KV heads per GPU = max(1, kv_heads / TP)")
+    ex.formula("weights per GPU = weights / TP + replicated tensors' extra copies; "
+               "KV heads per GPU = max(1, kv_heads / TP)")
     src = _mlink(m)
     ex.input("`num_attention_heads`", _i(m.num_attention_heads), src)
     ex.input("`num_key_value_heads`", _i(m.num_key_value_heads) + (" (MLA: latent is shared)" if m.mla else ""), src)
@@ -638,8 +647,8 @@ def tp_shards(model: str, n_gpus: int = 8, fmt: str = "bf16", kv_dtype: str = "b
     ex.step(f"valid TP degrees up to 16: {', '.join(map(str, valid))}")
     if n not in valid:
         _check_tp(m, n)  # raises with the reason
-    wtotal = F.weight_bytes(m, f, fe)
-    shard = F.tp_shard(m, wtotal, n)
+    shard = F.tp_shard(m, n, f, fe)
+    wtotal = shard.weights_total
     ex.input("weights", U.fmt_gb(wtotal), f"{src}, {_flink(f)}")
     ex.step(f"query heads per GPU: {m.num_attention_heads} / {n} = {m.num_attention_heads // n}")
     if m.mla is not None:
@@ -649,7 +658,15 @@ def tp_shards(model: str, n_gpus: int = 8, fmt: str = "bf16", kv_dtype: str = "b
     else:
         ex.step(f"KV heads per GPU: 1, each KV head replicated on {n} / {m.num_key_value_heads} = "
                 f"{shard.kv_head_replicas} GPUs")
-    ex.step(f"weights per GPU: {U.fmt_gb(wtotal)} / {n} = {U.fmt_gb(shard.weights_per_gpu)}")
+    extra = F.tp_replicated_extra_params(m, n)
+    parts = [("norms", "RMSNorm weights"), ("router", "MoE router"), ("mla_down_proj", "MLA q_a/kv_a projections"),
+             ("kv_heads", "one whole K/V head per GPU")]
+    listed = ", ".join(f"{label} {U.fmt_params(extra[k])}" for k, label in parts if extra[k] >= 1)
+    if listed:
+        ex.step(f"replicated tensors, extra parameters per GPU over an even split: {listed}")
+    ex.step(f"weights per GPU: {U.fmt_gb(wtotal)} / {n} + {U.fmt_bytes(shard.replicated_extra_bytes)} replicated = "
+            f"{U.fmt_gb(shard.weights_per_gpu)} (+{U.fmt_pct(shard.weights_per_gpu / shard.even_split - 1)} over "
+            f"{U.fmt_gb(shard.even_split)})")
     kv_total = F.kv_cache_bytes(m, batch, ctx, kv)
     kv_gpu = kv_total * shard.kv_fraction
     ex.step(f"KV for {batch} × {_i(ctx)} tokens: {U.fmt_gb(kv_total)} in total, × {_frac(shard.kv_fraction)} "
@@ -657,7 +674,9 @@ def tp_shards(model: str, n_gpus: int = 8, fmt: str = "bf16", kv_dtype: str = "b
     ex.result(f"TP {n}: {U.fmt_gb(shard.weights_per_gpu)} of weights and {U.fmt_gb(kv_gpu)} of KV per GPU")
     if shard.kv_fraction * n > 1 + 1e-9:
         ex.note(f"Replication means the GPUs together hold {_n(shard.kv_fraction * n)}× the model's KV cache.")
-    ex.note("Rule as implemented by vLLM's QKVParallelLinear; replicated norms are ignored (< 0.1%).")
+    ex.note("Rule as implemented by vLLM's QKVParallelLinear. Replicated on every GPU: RMSNorm weights, a whole "
+            "K/V head when TP exceeds the KV heads, MLA's q_a/kv_a projections and the MoE router "
+            "(vLLM ReplicatedLinear); embedding and lm_head are split by vocabulary rows.")
     return ex.render()
 
 
@@ -693,8 +712,17 @@ def allreduce_volume(model: str, n_gpus: int = 8, tokens=1, dtype: str = "bf16",
     ex.result(f"{U.fmt_bytes(total)} sent by each GPU")
     if gpu is not None:
         _link_time(ex, gpu, total, "of link time at full bandwidth")
-    ex.note("Megatron-style TP: one all-reduce after attention, one after the MLP. The fixed latency of each "
-            "all-reduce is not included; at small batch it outweighs the bandwidth term.")
+        g = _gpu(gpu)
+        if n > 1 and g.allreduce_latency_s:
+            calls = 2 * m.num_hidden_layers
+            t = F.tp_decode_allreduce_time(m, toks, eb, n, g.allreduce_latency_s,
+                                           g.interconnect_bytes_per_s_per_direction)
+            ex.input("all-reduce latency per call", U.fmt_seconds(g.allreduce_latency_s), _glink(g))
+            ex.step(f"latency: {calls} calls (one step over all {_i(toks)} tokens) × "
+                    f"{U.fmt_seconds(g.allreduce_latency_s)} = {U.fmt_seconds(calls * g.allreduce_latency_s)}")
+            ex.result(f"{U.fmt_seconds(t)} per step with the per-call latency added")
+    ex.note("Megatron-style TP: one all-reduce after attention, one after the MLP. Each call also pays a fixed "
+            "latency; at small batch (decode) it outweighs the bandwidth term.")
     return ex.render()
 
 
@@ -742,7 +770,17 @@ def _decode(m: Model, g: Gpu, f: Format, fe: Format | None, kv: Format, n: int, 
                if m.is_moe else None)
     frac = F.kv_fraction_per_gpu(m, n)
     kv_seq = F.kv_bytes_per_sequence(m, ctx, kv) * frac
-    bound = F.decode_bound(read / n, kv_seq, batch, g.memory_bandwidth_bytes_per_s)
+    shard = F.tp_shard(m, n, f, fe)
+    # per GPU: the even share of the bytes read plus the replicated copies (read by every GPU)
+    per_gpu = read / n + shard.replicated_extra_bytes
+    comm = 0.0
+    if n > 1:
+        if not g.allreduce_latency_s or not g.interconnect_bytes_per_s_per_direction:
+            raise MacroInputError(f"{g.name} has no all-reduce latency or link bandwidth in gpus.yaml, "
+                                  f"so a TP {n} decode bound cannot include communication")
+        comm = F.tp_decode_allreduce_time(m, batch, ACTIVATION_BYTES, n, g.allreduce_latency_s,
+                                          g.interconnect_bytes_per_s_per_direction)
+    bound = F.decode_bound(per_gpu, kv_seq, batch, g.memory_bandwidth_bytes_per_s, comm)
     return bound, wb, touched, kv_seq, read
 
 
@@ -757,7 +795,8 @@ def decode_speed(model: str, gpu: str, fmt: str = "bf16", n_gpus: int = 1, batch
     ctx = _tokens("context", context)
     bound, wb, touched, kv_seq, read = _decode(m, g, f, fe, kv, n, batch, ctx)
     ex = _Example(f"decode bound of {m.name} ({f.name}) on {n} × {g.name}, batch {batch} at {_i(ctx)} tokens")
-    ex.formula("step time = (weight bytes read per GPU + batch × KV bytes per sequence per GPU) / bandwidth")
+    ex.formula("step time = (weight bytes read per GPU + batch × KV bytes per sequence per GPU) / bandwidth"
+               + (" + all-reduce time" if n > 1 else ""))
     ex.formula("tokens/s per sequence = 1 / step time; aggregate = batch / step time")
     ex.input("memory bandwidth per GPU", U.fmt_bandwidth(g.memory_bandwidth_bytes_per_s), _glink(g))
     ex.input("weights", U.fmt_gb(wb.total), f"{_mlink(m)}, {_flink(f)}")
@@ -774,15 +813,30 @@ def decode_speed(model: str, gpu: str, fmt: str = "bf16", n_gpus: int = 1, batch
         ex.step(f"weight bytes read: {U.fmt_gb(wb.total)} less the untied input-embedding table, of which a step "
                 f"reads only {_i(min(batch, m.vocab_size))} row(s) = {U.fmt_gb(read)}")
     if n > 1:
-        ex.step(f"per GPU: {U.fmt_gb(read)} / {n} = {U.fmt_gb(bound.weight_bytes_read)}")
+        extra = bound.weight_bytes_read - read / n
+        ex.step(f"per GPU: {U.fmt_gb(read)} / {n}" + (f" + {U.fmt_bytes(extra)} replicated" if extra else "")
+                + f" = {U.fmt_gb(bound.weight_bytes_read)}")
     ex.step(f"KV read per sequence per GPU at {_i(ctx)} tokens: {U.fmt_bytes(kv_seq)}; × {batch} = "
             f"{U.fmt_bytes(bound.kv_bytes_read)}")
-    ex.step(f"step: ({U.fmt_gb(bound.weight_bytes_read)} + {U.fmt_gb(bound.kv_bytes_read)}) / "
-            f"{U.fmt_bandwidth(g.memory_bandwidth_bytes_per_s)} = {U.fmt_seconds(bound.step_time_s)}")
+    ex.step(f"memory time: ({U.fmt_gb(bound.weight_bytes_read)} + {U.fmt_gb(bound.kv_bytes_read)}) / "
+            f"{U.fmt_bandwidth(g.memory_bandwidth_bytes_per_s)} = {U.fmt_seconds(bound.memory_time_s)}")
+    if n > 1:
+        lat, bw = g.allreduce_latency_s, g.interconnect_bytes_per_s_per_direction
+        buf = batch * m.hidden_size * ACTIVATION_BYTES
+        ex.formula("all-reduce time per step = layers × 2 × (latency + 2(p − 1)/p × batch × hidden_size × "
+                   "2 bytes / link bandwidth per direction)")
+        ex.input("all-reduce latency per call / link per direction",
+                 f"{U.fmt_seconds(lat)} / {U.fmt_bandwidth(bw)}", _glink(g))
+        ex.step(f"all-reduces: {m.num_hidden_layers} × 2 × ({U.fmt_seconds(lat)} + 2 × ({n} − 1)/{n} × "
+                f"{_i(buf)} bytes / {U.fmt_bandwidth(bw)}) = {U.fmt_seconds(bound.comm_time_s)} "
+                f"({U.fmt_pct(bound.comm_time_s / bound.step_time_s)} of the step)")
+    ex.step(f"step: {U.fmt_seconds(bound.memory_time_s)}"
+            + (f" + {U.fmt_seconds(bound.comm_time_s)}" if n > 1 else "")
+            + f" = {U.fmt_seconds(bound.step_time_s)}")
     ex.result(f"at most {U.fmt_rate(bound.tokens_per_s_per_sequence)} per sequence, "
               f"{U.fmt_rate(bound.tokens_per_s_aggregate)} aggregate")
-    ex.note("An upper bound: real kernels reach a fraction of peak bandwidth, and scheduling, sampling and "
-            "communication add time. Weights are read once per step for the whole batch; the input "
+    ex.note("An upper bound: real kernels reach a fraction of peak bandwidth, and scheduling and sampling "
+            "add time" + ("; the all-reduces are assumed not to overlap the memory reads." if n > 1 else ".") + " Weights are read once per step for the whole batch; the input "
             "embedding is a lookup, so only its rows for this step's tokens are read (a tied table is read "
             "in full as the output projection).")
     if m.is_moe:
@@ -799,23 +853,31 @@ def prefill_time(model: str, gpu: str, tokens=8192, fmt: str = "bf16", n_gpus: i
     toks = _tokens("tokens", tokens)
     mfu = _number("mfu", mfu)
     peak, label = _peak_flops(g, f)
-    active = F.param_breakdown(m).compute_active
-    dense = F.prefill_flops(active, toks)
+    b = F.param_breakdown(m)
+    active = b.compute_active
+    head = b.lm_head or b.embedding
+    sampled = min(1, toks)
+    dense = F.prefill_matmul_flops(m, toks, sampled)
     attn = F.prefill_attention_flops(m, toks) if attention else 0.0
     t = F.prefill_time(dense + attn, peak * n, mfu)
     ex = _Example(f"prefill of {_i(toks)} tokens on {m.name}, {n} × {g.name}")
-    ex.formula("time = (2 × active_params × tokens + attention FLOPs) / (GPUs × peak × MFU)")
+    ex.formula("time = (2 × (active_params − lm_head) × tokens + 2 × lm_head × sampled positions "
+               "+ attention FLOPs) / (GPUs × peak × MFU)")
     ex.input("active parameters in matmuls (computed)", f"{_i(active)} ({U.fmt_params(active)})", _mlink(m))
+    ex.input("of which the LM head" + (" (tied to the embedding)" if not b.lm_head else ""),
+             f"{_i(head)} ({U.fmt_params(head)})", _mlink(m))
     ex.input(f"peak per GPU ({label})", U.fmt_flops(peak), _glink(g))
     ex.input("tokens / GPUs", f"{_i(toks)} / {n}", GIVEN)
     ex.input("MFU", _bits(mfu), "assumption")
-    ex.step(f"dense: 2 × {_i(active)} × {_i(toks)} = {_sci(dense)} FLOPs")
+    ex.step(f"dense: 2 × {_i(active - head)} × {_i(toks)} + 2 × {_i(head)} × {sampled} = {_sci(dense)} FLOPs")
     if attention:
         ex.step(f"attention scores (causal): {_sci(attn)} FLOPs")
     ex.step(f"time: {_sci(dense + attn)} / ({n} × {U.fmt_flops(peak)} × {_bits(mfu)}) = {U.fmt_seconds(t)}")
     ex.result(f"about {U.fmt_seconds(t)} of compute (time to first token, ignoring queueing)")
     ex.note("Peak is the dense tensor rate, not the with-sparsity figure. The input embedding is a lookup, "
-            "so its parameters are not counted as FLOPs.")
+            "so its parameters are not counted as FLOPs. The LM head runs only at the position that is "
+            "sampled (vLLM's V1 model runner computes logits at logits_indices, one per request), not at "
+            "every prompt token; prompt log-probabilities would need it at every position.")
     return ex.render()
 
 
@@ -1542,12 +1604,18 @@ def gpu_catalog(level: int = 3) -> str:
             if g.interconnect_bytes_per_s_per_direction:
                 rows.append(f"| Interconnect ({g.interconnect}) | "
                             f"{U.fmt_bandwidth(g.interconnect_bytes_per_s_per_direction)} per direction |")
+            if g.allreduce_latency_s:
+                rows.append(f"| All-reduce latency per call (modelled) | {U.fmt_seconds(g.allreduce_latency_s)} |")
             if g.tdp_watts:
                 rows.append(f"| Board power | {_i(g.tdp_watts)} W |")
             parts = [_heading(level, g.name, "gpu", g.key), f"Key `{g.key}`", "\n".join(rows)]
-            for label, text in (("Memory", g.memory_note), ("Interconnect", g.interconnect_note), ("Notes", g.notes)):
+            lat_note = g.extra.get("allreduce_latency_note")
+            lat_src = g.extra.get("allreduce_latency_source")
+            for label, text in (("Memory", g.memory_note), ("Interconnect", g.interconnect_note),
+                                ("All-reduce latency", lat_note), ("Notes", g.notes)):
                 if text and text.strip():
-                    parts.append(f"{label}: {_esc(text.strip())}")
+                    parts.append(f"{label}: {_esc(text.strip())}"
+                                 + (f" ([{_domain(lat_src)}]({lat_src}))" if label == "All-reduce latency" and lat_src else ""))
             parts.append(f"Source: [{_domain(g.source)}]({g.source})")
             out.append("\n\n".join(parts))
     return "\n\n".join(out)
@@ -1574,9 +1642,15 @@ def format_catalog(level: int = 3) -> str:
                 rows.append(f"| Group size; scale bits per group | {f.group_size}; {_bits(f.scale_bits or 0)} "
                             f"(element bits + {_bits(f.scale_bits or 0)}/{f.group_size} = {_bits(eff)}) |")
             rows.append(f"| Usable as KV-cache dtype | {'yes' if f.kv_cache else 'no'} |")
+            if f.embedding_bits_per_weight is not None:
+                rows.append(f"| Embedding and lm_head | not quantized: {_bits(f.embedding_bits_per_weight)} bits |")
             parts = [_heading(level, f.name, "format", f.key), f"Key `{f.key}`", "\n".join(rows)]
             if f.notes:
                 parts.append(f"Notes: {_esc(f.notes.strip())}")
+            emb_note, emb_src = f.extra.get("embedding_note"), f.extra.get("embedding_source")
+            if emb_note:
+                parts.append(f"Embedding and lm_head: {_esc(str(emb_note).strip())}"
+                             + (f" ([{_domain(emb_src)}]({emb_src}))" if emb_src else ""))
             parts.append(f"Source: [{_domain(f.source)}]({f.source})")
             out.append("\n\n".join(parts))
     return "\n\n".join(out)

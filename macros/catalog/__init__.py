@@ -170,6 +170,7 @@ class Gpu:
     interconnect_note: str | None
     tdp_watts: float | None
     notes: str = ""
+    allreduce_latency_s: float | None = None  # per-call small-message all-reduce time (seconds)
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -186,6 +187,7 @@ class Format:
     kv_cache: bool
     source: str
     notes: str = ""
+    embedding_bits_per_weight: float | None = None  # bits of embedding + lm_head when not quantized
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -553,9 +555,11 @@ _GPU_SPECS = {
     "interconnect_note": _Spec(S, null=True),
     "tdp_watts": _Spec(N, null=True, gt=0),
     "notes": _Spec(S, null=True),
+    "allreduce_latency_s": _Spec(N, null=True, gt=0),
 }
 _GPU_OPTIONAL = ("memory_note", "fp8_dense_flops", "int8_dense_ops", "interconnect",
-                 "interconnect_bytes_per_s_per_direction", "interconnect_note", "tdp_watts", "notes")
+                 "interconnect_bytes_per_s_per_direction", "interconnect_note", "tdp_watts", "notes",
+                 "allreduce_latency_s")
 
 _FORMAT_SPECS = {
     "key": _Spec(S),
@@ -567,8 +571,9 @@ _FORMAT_SPECS = {
     "kv_cache": _Spec(B),
     "source": _Spec(S),
     "notes": _Spec(S, null=True),
+    "embedding_bits_per_weight": _Spec(N, null=True, gt=0),
 }
-_FORMAT_OPTIONAL = ("group_size", "scale_bits", "notes")
+_FORMAT_OPTIONAL = ("group_size", "scale_bits", "notes", "embedding_bits_per_weight")
 
 _GPU_PRICE_SPECS = {
     "key": _Spec(S),
