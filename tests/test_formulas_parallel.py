@@ -58,13 +58,15 @@ def test_kv_heads_per_gpu_and_fraction():
 
 
 def test_tp_shard_weights():
-    s = tp_shard(CAT.model("llama-3.1-70b"), 141e9, 8)
-    assert s.weights_per_gpu == pytest.approx(141e9 / 8)
+    bf16 = CAT.format("bf16")
+    s = tp_shard(CAT.model("llama-3.1-70b"), 8, bf16)
+    # TP 8 = KV heads: only the RMSNorm weights ((2 x 80 + 1) x 8,192) are replicated.
+    assert s.weights_per_gpu == pytest.approx(s.weights_total / 8 + 161 * 8192 * 2 * 7 / 8)
     assert s.kv_heads_per_gpu == 1 and s.kv_head_replicas == 1
-    s16 = tp_shard(CAT.model("llama-3.1-70b"), 141e9, 16)
+    s16 = tp_shard(CAT.model("llama-3.1-70b"), 16, bf16)
     assert s16.kv_head_replicas == 2
     with pytest.raises(ValueError):
-        tp_shard(CAT.model("qwen2.5-7b"), 15e9, 8)
+        tp_shard(CAT.model("qwen2.5-7b"), 8, bf16)
 
 
 def test_ring_allreduce_factor():

@@ -128,6 +128,7 @@ class Gpu:
     interconnect_note: str | None
     tdp_watts: float | None
     notes: str = ""
+    allreduce_latency_s: float | None = None  # per-call small-message all-reduce time (seconds)
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
@@ -144,6 +145,7 @@ class Format:
     kv_cache: bool
     source: str
     notes: str = ""
+    embedding_bits_per_weight: float | None = None  # bits of embedding + lm_head when not quantized
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property

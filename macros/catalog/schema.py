@@ -114,6 +114,7 @@ class GpuEntry(_Schema):
     interconnect_note: Optional[str] = None
     tdp_watts: Optional[PosNum] = None
     notes: Optional[str] = None
+    allreduce_latency_s: Optional[PosNum] = None
 
 
 class FormatEntry(_Schema):
@@ -126,6 +127,7 @@ class FormatEntry(_Schema):
     kv_cache: bool
     source: str
     notes: Optional[str] = None
+    embedding_bits_per_weight: Optional[PosNum] = None
 
 
 class GpuPriceEntry(_Schema):

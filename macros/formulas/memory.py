@@ -18,6 +18,7 @@ __all__ = [
     "DEFAULT_RUNTIME_RESERVE_BYTES",
     "bits_of",
     "kv_element_bytes",
+    "embedding_format_bits",
     "effective_bits_per_weight",
     "bytes_for_params",
     "WeightBytes",
@@ -75,6 +76,13 @@ def kv_element_bytes(kv_dtype) -> float:
     return bits_of(kv_dtype) / 8
 
 
+def embedding_format_bits(fmt) -> float:
+    """Bits at which ``fmt`` stores the token embedding and lm_head: the format's
+    ``embedding_bits_per_weight`` rule when the catalog sets one, else its own bits."""
+    rule = getattr(fmt, "embedding_bits_per_weight", None)
+    return bits_of(rule if rule is not None else fmt)
+
+
 def effective_bits_per_weight(bits: float, group_size: int | None = None, scale_bits: float = 0.0,
                               zero_bits: float = 0.0) -> float:
     """Effective storage bits per weight of a block/group-quantized format.
@@ -130,13 +138,16 @@ def weight_bytes_breakdown(model, fmt, expert_fmt=None, embed_fmt=None,
 
     Examples of mixed formats: gpt-oss ships MXFP4 routed experts and BF16 for everything else
     (``fmt=bf16, expert_fmt=mxfp4``); Kimi-K2-Thinking ships INT4 routed experts; AWQ/GPTQ INT4
-    checkpoints usually keep embedding and lm_head in 16-bit (``embed_fmt=bf16``). Effective bits
-    include the format's scale overhead. Assumes every other tensor (norms included) is in ``fmt``.
+    checkpoints keep embedding and lm_head in 16-bit. Without ``embed_fmt`` the embeddings follow
+    ``fmt``'s own rule: a catalog format with ``embedding_bits_per_weight`` (the weight-only INT4
+    and NF4 formats, whose tools quantize only the decoder's linear layers) stores the embedding and
+    lm_head at those bits; otherwise at ``fmt``'s bits. Effective bits include the format's scale
+    overhead. Assumes every other tensor (norms included) is in ``fmt``.
     """
     b = breakdown or param_breakdown(model)
     rest_bits = bits_of(fmt)
     exp_bits = bits_of(expert_fmt) if expert_fmt is not None else rest_bits
-    emb_bits = bits_of(embed_fmt) if embed_fmt is not None else rest_bits
+    emb_bits = bits_of(embed_fmt if embed_fmt is not None else embedding_format_bits(fmt))
     active_routed_params = b.routed_experts - b.inactive_experts_per_token * b.params_per_expert * b.moe_layers
     return WeightBytes(
         embeddings=b.embeddings * emb_bits / 8,

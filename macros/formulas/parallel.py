@@ -22,11 +22,14 @@ __all__ = [
     "kv_heads_per_gpu",
     "kv_fraction_per_gpu",
     "TpShard",
+    "tp_replicated_extra_params",
     "tp_shard",
     "ring_allreduce_bytes_per_gpu",
     "tp_allreduce_bytes_per_token_per_layer",
     "tp_allreduce_bytes_per_token",
     "ep_all_to_all_bytes",
+    "allreduce_time",
+    "tp_decode_allreduce_time",
 ]
 
 
@@ -109,28 +112,67 @@ def kv_fraction_per_gpu(model, tp: int) -> float:
 @dataclass(frozen=True)
 class TpShard:
     tp: int
-    weights_per_gpu: float       # bytes
+    weights_per_gpu: float       # bytes one GPU holds: even share plus replicated copies
     kv_fraction: float           # share of the KV cache one GPU holds
     kv_heads_per_gpu: int        # KV heads (MLA: latent copies) per GPU
     kv_head_replicas: int        # how many GPUs hold each KV head
+    weights_total: float = 0.0   # bytes of the whole model (one copy)
+    replicated_extra_bytes: float = 0.0  # per GPU, above weights_total / tp
+
+    @property
+    def even_split(self) -> float:
+        return self.weights_total / self.tp
 
 
-def tp_shard(model, weight_bytes_total: float, tp: int) -> TpShard:
-    """Per-GPU shards under tensor parallelism ``tp``.
+def tp_replicated_extra_params(model, tp: int) -> dict[str, float]:
+    """Parameters one GPU holds beyond an even ``1/tp`` share, by tensor group (see module docstring).
 
-    Weights: ``weight_bytes / tp`` (every linear layer and the vocabulary-parallel embedding and
-    lm_head are split; replicated norms and replicated KV-projection copies are ignored, < 0.1%).
-    KV: see :func:`kv_fraction_per_gpu`.
+    A tensor replicated on every GPU costs ``(1 - 1/tp) x its size`` extra; a KV projection whose
+    heads are fewer than ``tp`` costs ``kv_proj x (1/kv_heads - 1/tp)`` extra (one whole head per GPU
+    instead of a ``1/tp`` slice). All zero at ``tp = 1``.
     """
+    from .params import param_breakdown  # local: params imports nothing from here
+
     check_tp(model, tp)
-    chk.non_negative("weight_bytes_total", weight_bytes_total)
+    b = param_breakdown(model)
+    spread = 1 - 1 / tp
+    h = model.hidden_size
+    layers = model.num_hidden_layers
+    out = {"norms": b.norms * spread, "router": b.router * spread, "kv_heads": 0.0, "mla_down_proj": 0.0}
+    if model.mla is not None:
+        a = model.mla
+        per_layer = h * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank
+        if a.q_lora_rank:
+            per_layer += h * a.q_lora_rank + a.q_lora_rank
+        out["mla_down_proj"] = per_layer * layers * spread
+    elif tp > model.num_key_value_heads:
+        kv_width = 2 * model.num_key_value_heads * model.head_dim
+        kv_proj = (h * kv_width + (kv_width if model.attention_bias else 0)) * layers
+        out["kv_heads"] = kv_proj * (1 / model.num_key_value_heads - 1 / tp)
+    return out
+
+
+def tp_shard(model, tp: int, fmt, expert_fmt=None, embed_fmt=None) -> TpShard:
+    """What one GPU holds under tensor parallelism ``tp`` for ``model`` stored in ``fmt``.
+
+    Weights: ``total / tp + replicated extra`` (:func:`tp_replicated_extra_params`, priced at the
+    bits of ``fmt``: the replicated tensors are attention, router and norm weights, not experts or
+    embeddings). KV: see :func:`kv_fraction_per_gpu`. ``expert_fmt`` / ``embed_fmt`` as in
+    :func:`macros.formulas.memory.weight_bytes`.
+    """
+    from .memory import bits_of, weight_bytes  # local: memory imports nothing from here
+
+    check_tp(model, tp)
+    total = weight_bytes(model, fmt, expert_fmt, embed_fmt)
+    extra = sum(tp_replicated_extra_params(model, tp).values()) * bits_of(fmt) / 8
     if model.mla is not None:
         per_gpu, replicas = 1, tp
     else:
         per_gpu = kv_heads_per_gpu(model.num_key_value_heads, tp)
         replicas = max(1, tp // model.num_key_value_heads)
-    return TpShard(tp=tp, weights_per_gpu=weight_bytes_total / tp, kv_fraction=kv_fraction_per_gpu(model, tp),
-                   kv_heads_per_gpu=per_gpu, kv_head_replicas=replicas)
+    return TpShard(tp=tp, weights_per_gpu=total / tp + extra, kv_fraction=kv_fraction_per_gpu(model, tp),
+                   kv_heads_per_gpu=per_gpu, kv_head_replicas=replicas, weights_total=total,
+                   replicated_extra_bytes=extra)
 
 
 def ring_allreduce_bytes_per_gpu(buffer_bytes: float, n_gpus: int) -> float:
@@ -175,3 +217,35 @@ def ep_all_to_all_bytes(tokens: int, top_k: int, hidden_size: int, element_bytes
     chk.positive("element_bytes", element_bytes)
     one_way = tokens * top_k * hidden_size * element_bytes
     return 2 * one_way if include_combine else one_way
+
+
+def allreduce_time(buffer_bytes: float, n_gpus: int, latency_s: float, link_bytes_per_s: float) -> float:
+    """Latency-plus-bandwidth time of one all-reduce: ``latency + 2(p-1)/p x buffer / link``.
+
+    ``latency`` is the fixed cost of one call (launch, synchronisation, protocol), measured as the
+    small-message time of an all-reduce benchmark; ``link`` is one GPU's bandwidth in ONE direction
+    (a ring sends and receives at once, so each direction carries ``2(p-1)/p x buffer``). Zero for a
+    single GPU. A bound-style estimate: real collectives pick algorithms (ring, tree, NVLink SHARP,
+    one-shot) whose constants differ.
+    """
+    chk.non_negative("buffer_bytes", buffer_bytes)
+    chk.positive_int("n_gpus", n_gpus)
+    chk.non_negative("latency_s", latency_s)
+    chk.positive("link_bytes_per_s", link_bytes_per_s)
+    if n_gpus == 1:
+        return 0.0
+    return latency_s + ring_allreduce_bytes_per_gpu(buffer_bytes, n_gpus) / link_bytes_per_s
+
+
+def tp_decode_allreduce_time(model, tokens: int, element_bytes: float, tp: int, latency_s: float,
+                             link_bytes_per_s: float) -> float:
+    """All-reduce time of one TP forward step over ``tokens`` tokens: ``layers x 2 x`` :func:`allreduce_time`.
+
+    Each layer all-reduces ``tokens x hidden x bytes`` twice (after attention's o_proj and after the
+    MLP's down projection, or the MoE layer's combined output). At decode ``tokens`` is the batch,
+    so at small batch the per-call latency dominates.
+    """
+    chk.positive_int("tokens", tokens)
+    chk.positive("element_bytes", element_bytes)
+    buf = tokens * model.hidden_size * element_bytes
+    return 2 * model.num_hidden_layers * allreduce_time(buf, tp, latency_s, link_bytes_per_s)

@@ -18,6 +18,7 @@ __all__ = [
     "DecodeBound",
     "decode_bound",
     "prefill_flops",
+    "prefill_matmul_flops",
     "attention_pairs",
     "prefill_attention_flops",
     "prefill_time",
@@ -55,13 +56,13 @@ def weight_bytes_read_per_step(model, fmt, batch: int, expert_fmt=None) -> float
     (:func:`expected_experts_touched`) times one expert's bytes. ``fmt`` / ``expert_fmt`` as in
     :func:`macros.formulas.memory.weight_bytes_breakdown`.
     """
-    from .memory import bits_of, weight_bytes_breakdown  # local import: memory imports nothing from here
+    from .memory import weight_bytes_breakdown  # local import: memory imports nothing from here
     from .params import param_breakdown
 
     chk.positive_int("batch", batch)
     b = param_breakdown(model)
     wb = weight_bytes_breakdown(model, fmt, expert_fmt, breakdown=b)
-    bytes_per_param = bits_of(fmt) / 8
+    bytes_per_param = wb.embeddings / b.embeddings  # the format's rule may keep embeddings in 16-bit
     lookup_only = 0.0
     if b.lm_head:  # untied: the input table is only indexed
         rows = min(batch, model.vocab_size)
@@ -88,6 +89,11 @@ class DecodeBound:
     step_time_s: float
     tokens_per_s_per_sequence: float
     tokens_per_s_aggregate: float
+    comm_time_s: float = 0.0   # TP all-reduce time inside the step (0 on one GPU)
+
+    @property
+    def memory_time_s(self) -> float:
+        return self.step_time_s - self.comm_time_s
 
     @property
     def bytes_per_step(self) -> float:
@@ -95,15 +101,19 @@ class DecodeBound:
 
 
 def decode_bound(weight_bytes_read: float, kv_bytes_per_sequence: float, batch: int,
-                 bandwidth_bytes_per_s: float) -> DecodeBound:
+                 bandwidth_bytes_per_s: float, comm_time_s: float = 0.0) -> DecodeBound:
     """Bandwidth bound of one decode step on one GPU (or one TP shard).
 
     ``step time = (weight bytes read + batch x KV bytes per sequence) / bandwidth``; each sequence
     gains one token per step, so ``tokens/s per sequence = 1 / step time`` and
     ``aggregate = batch / step time``. Weights are read once per step for the whole batch; for MoE
     pass only the experts the batch touches (:func:`expected_experts_touched`). Under TP pass the
-    per-GPU shard bytes and one GPU's bandwidth.
+    per-GPU shard bytes and one GPU's bandwidth, and the step's all-reduce time as ``comm_time_s``
+    (:func:`macros.formulas.parallel.tp_decode_allreduce_time`), which is added to the memory time:
+    ``step = memory time + communication time`` (no overlap assumed; the all-reduces sit between a
+    layer's matmuls, which need their results).
     """
+    chk.non_negative("comm_time_s", comm_time_s)
     chk.non_negative("weight_bytes_read", weight_bytes_read)
     chk.non_negative("kv_bytes_per_sequence", kv_bytes_per_sequence)
     chk.positive_int("batch", batch)
@@ -112,8 +122,8 @@ def decode_bound(weight_bytes_read: float, kv_bytes_per_sequence: float, batch: 
     total = weight_bytes_read + kv
     if total < 1:
         raise ValueError(f"a decode step must read at least one byte (weights or KV), got {total!r}")
-    step = total / bandwidth_bytes_per_s
-    return DecodeBound(weight_bytes_read, kv, step, 1 / step, batch / step)
+    step = total / bandwidth_bytes_per_s + comm_time_s
+    return DecodeBound(weight_bytes_read, kv, step, 1 / step, batch / step, comm_time_s)
 
 
 def prefill_flops(active_params: float, tokens: int) -> float:
@@ -121,6 +131,30 @@ def prefill_flops(active_params: float, tokens: int) -> float:
     chk.positive("active_params", active_params)
     chk.non_negative_int("tokens", tokens)
     return 2 * active_params * tokens
+
+
+def prefill_matmul_flops(model, tokens: int, sampled_positions: int | None = None) -> float:
+    """Weight-matmul FLOPs of a prefill over ``tokens``, the LM head run only where a token is sampled.
+
+    ``2 x (matmul params - lm_head) x tokens + 2 x lm_head x sampled_positions``. Engines project to
+    the vocabulary only at the positions they sample from (vLLM's V1 model runner gathers the
+    hidden states at ``logits_indices``, one per request finishing its prompt, before
+    ``compute_logits``), so a plain prefill pays the LM head once; pass ``sampled_positions =
+    tokens`` for prompt log-probabilities, which need every position. A tied table counts as the
+    LM head. The input embedding is a lookup and is never charged. Default: one sampled position
+    (none for an empty prompt).
+    """
+    from .params import param_breakdown  # local: params imports nothing from here
+
+    chk.non_negative_int("tokens", tokens)
+    if sampled_positions is None:
+        sampled_positions = min(1, tokens)
+    chk.non_negative_int("sampled_positions", sampled_positions)
+    if sampled_positions > tokens:
+        raise ValueError(f"sampled_positions {sampled_positions} exceeds the prompt's {tokens} tokens")
+    b = param_breakdown(model)
+    head = b.lm_head or b.embedding
+    return 2 * (b.compute_active - head) * tokens + 2 * head * sampled_positions
 
 
 def attention_pairs(tokens: int, window: int | None = None) -> int:

@@ -16,8 +16,8 @@ from .registry import macro
 def _budget(m: Model, g: Gpu, f: Format, kv: Format, n_gpus: int, gpu_util: float, activation_gib: float,
             reserve_gib: float, expert_fmt: Format | None):
     inputs.check_tp(m, n_gpus)
-    wtotal = F.weight_bytes(m, f, expert_fmt)
-    shard = F.tp_shard(m, wtotal, n_gpus)
+    shard = F.tp_shard(m, n_gpus, f, expert_fmt)
+    wtotal = shard.weights_total
     budget = F.kv_budget_bytes(g.memory_bytes, shard.weights_per_gpu, gpu_util,
                                activation_gib * U.GiB, reserve_gib * U.GiB)
     return wtotal, shard, budget
@@ -30,14 +30,15 @@ def memory_budget(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int = 1,
                   expert_fmt: Format | None = None) -> str:
     """Worked example: does ``model`` fit on ``n_gpus`` x ``gpu``, how many KV tokens, sequences and context.
 
-    Per-GPU memory × `gpu_util` − weights / TP − activations − runtime reserve = KV budget; KV tokens;
+    Per-GPU memory × `gpu_util` − weights per GPU (weights / TP + replicated tensors) − activations −
+    runtime reserve = KV budget; KV tokens;
     concurrent sequences at `context` (paged, `ceil(context / block_size)` blocks each); the longest
     single sequence. Says "does not fit" when the weights leave no room.
     """
     m, g, f, kv, fe, n, ctx = model, gpu, fmt, kv_dtype, expert_fmt, n_gpus, context
     wtotal, shard, budget = _budget(m, g, f, kv, n, gpu_util, activation_gib, reserve_gib, fe)
     ex = Example(f"{m.name} in {f.name} on {n} × {g.name}")
-    ex.formula("KV budget per GPU = memory × gpu_util − weights / TP − activations − runtime reserve")
+    ex.formula("KV budget per GPU = memory × gpu_util − weights per GPU − activations − runtime reserve")
     ex.formula("max sequences = floor(KV budget / (KV bytes per block × ceil(context / block_size)))")
     ex.input("GPU memory", U.fmt_gb(g.memory_bytes), _glink(g))
     ex.input("weights (all GPUs)", U.fmt_gb(wtotal),
@@ -52,7 +53,11 @@ def memory_budget(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int = 1,
     ex.input("context per sequence", f"{_i(ctx)} tokens", GIVEN)
     usable = g.memory_bytes * gpu_util
     ex.step(f"usable: {_gib(g.memory_bytes)} × {_bits(gpu_util)} = {_gib(usable)}")
-    ex.step(f"weights per GPU: {_gib(wtotal)} / {n} = {_gib(shard.weights_per_gpu)}")
+    if shard.replicated_extra_bytes:
+        ex.step(f"weights per GPU: {_gib(wtotal)} / {n} + {U.fmt_bytes(shard.replicated_extra_bytes)} of "
+                f"replicated tensors = {_gib(shard.weights_per_gpu)}")
+    else:
+        ex.step(f"weights per GPU: {_gib(wtotal)} / {n} = {_gib(shard.weights_per_gpu)}")
     ex.step(f"KV budget: {_gib(usable)} − {_gib(shard.weights_per_gpu)} − {_bits(activation_gib)} GiB − "
             f"{_bits(reserve_gib)} GiB = {_gib(budget)}")
     if budget <= 0:

@@ -6,6 +6,7 @@ from .. import formulas as F
 from .. import units as U
 from ..catalog import Format, Model
 from ..errors import MacroInputError
+from . import inputs
 from .blocks import GIVEN, Example, _bits, _bytes_el, _flink, _i, _mlink, _n
 from .registry import macro
 
@@ -15,12 +16,16 @@ def weights(model: Model, fmt: Format = "bf16", expert_fmt: Format | None = None
             embed_fmt: Format | None = None) -> str:
     """Worked example: weight memory of ``model`` in ``fmt`` (optionally experts/embeddings in another format).
 
-    Parameters × effective bits per weight / 8; with `expert_fmt` or `embed_fmt`, the mixed-format
-    sum (experts / embeddings / the rest).
+    Parameters × effective bits per weight / 8; with `expert_fmt` or `embed_fmt`, or a format whose rule
+    keeps the embedding and lm_head in 16-bit (`int4-g128`, `int4-g128-zp`, `nf4`, `nf4-dq`), the
+    mixed-format sum (experts / embeddings / the rest).
     """
     m, f, fe, fm = model, fmt, expert_fmt, embed_fmt
     b = F.param_breakdown(m)
     wb = F.weight_bytes_breakdown(m, f, fe, fm, breakdown=b)
+    if fm is None and f.embedding_bits_per_weight is not None:
+        fm = next((x for x in inputs.cat().formats.values() if x.bits_per_weight == f.embedding_bits_per_weight
+                   and x.kind == "float"), None)
     mixed = fe is not None or fm is not None
     if fe is not None and not b.routed_experts:
         raise MacroInputError(f"expert_fmt applies to MoE models only; {m.name} is dense "

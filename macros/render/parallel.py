@@ -18,13 +18,16 @@ def tp_shards(model: Model, n_gpus: int = 8, fmt: Format = "bf16", kv_dtype: For
     """Worked example: valid TP degrees and what each of ``n_gpus`` GPUs holds (weights, KV heads, KV bytes).
 
     The valid tensor-parallel degrees (vLLM rule) and what each GPU holds at `n_gpus`: query heads, KV
-    heads (split or replicated), weights, KV for `batch × context`.
+    heads (split or replicated), weights, KV for `batch × context`. Weights per GPU = weights / TP plus
+    the tensors every GPU holds whole (RMSNorms; a whole K/V head when TP exceeds the KV heads; MLA's
+    q_a/kv_a projections; the MoE router), listed with their extra parameters.
     """
     m, f, kv, fe, n, ctx = model, fmt, kv_dtype, expert_fmt, n_gpus, context
     valid = F.valid_tp_degrees(m)
     ex = Example(f"tensor parallelism for {m.name} on {n} GPUs")
     ex.formula("TP valid if heads % TP == 0 and (kv_heads % TP == 0 when TP ≤ kv_heads, else TP % kv_heads == 0)")
-    ex.formula("weights per GPU = weights / TP; KV heads per GPU = max(1, kv_heads / TP)")
+    ex.formula("weights per GPU = weights / TP + replicated tensors' extra copies; "
+               "KV heads per GPU = max(1, kv_heads / TP)")
     src = _mlink(m)
     ex.input("`num_attention_heads`", _i(m.num_attention_heads), src)
     ex.input("`num_key_value_heads`", _i(m.num_key_value_heads) + (" (MLA: latent is shared)" if m.mla else ""), src)
@@ -32,8 +35,8 @@ def tp_shards(model: Model, n_gpus: int = 8, fmt: Format = "bf16", kv_dtype: For
     ex.step(f"valid TP degrees up to 16: {', '.join(map(str, valid))}")
     if n not in valid:
         inputs.check_tp(m, n)  # raises with the reason
-    wtotal = F.weight_bytes(m, f, fe)
-    shard = F.tp_shard(m, wtotal, n)
+    shard = F.tp_shard(m, n, f, fe)
+    wtotal = shard.weights_total
     ex.input("weights", U.fmt_gb(wtotal), f"{src}, {_flink(f)}")
     ex.step(f"query heads per GPU: {m.num_attention_heads} / {n} = {m.num_attention_heads // n}")
     if m.mla is not None:
@@ -43,7 +46,15 @@ def tp_shards(model: Model, n_gpus: int = 8, fmt: Format = "bf16", kv_dtype: For
     else:
         ex.step(f"KV heads per GPU: 1, each KV head replicated on {n} / {m.num_key_value_heads} = "
                 f"{shard.kv_head_replicas} GPUs")
-    ex.step(f"weights per GPU: {U.fmt_gb(wtotal)} / {n} = {U.fmt_gb(shard.weights_per_gpu)}")
+    extra = F.tp_replicated_extra_params(m, n)
+    parts = [("norms", "RMSNorm weights"), ("router", "MoE router"), ("mla_down_proj", "MLA q_a/kv_a projections"),
+             ("kv_heads", "one whole K/V head per GPU")]
+    listed = ", ".join(f"{label} {U.fmt_params(extra[k])}" for k, label in parts if extra[k] >= 1)
+    if listed:
+        ex.step(f"replicated tensors, extra parameters per GPU over an even split: {listed}")
+    ex.step(f"weights per GPU: {U.fmt_gb(wtotal)} / {n} + {U.fmt_bytes(shard.replicated_extra_bytes)} replicated = "
+            f"{U.fmt_gb(shard.weights_per_gpu)} (+{U.fmt_pct(shard.weights_per_gpu / shard.even_split - 1)} over "
+            f"{U.fmt_gb(shard.even_split)})")
     kv_total = F.kv_cache_bytes(m, batch, ctx, kv)
     kv_gpu = kv_total * shard.kv_fraction
     ex.step(f"KV for {batch} × {_i(ctx)} tokens: {U.fmt_gb(kv_total)} in total, × {_frac(shard.kv_fraction)} "
@@ -51,7 +62,9 @@ def tp_shards(model: Model, n_gpus: int = 8, fmt: Format = "bf16", kv_dtype: For
     ex.result(f"TP {n}: {U.fmt_gb(shard.weights_per_gpu)} of weights and {U.fmt_gb(kv_gpu)} of KV per GPU")
     if shard.kv_fraction * n > 1 + 1e-9:
         ex.note(f"Replication means the GPUs together hold {_n(shard.kv_fraction * n)}× the model's KV cache.")
-    ex.note("Rule as implemented by vLLM's QKVParallelLinear; replicated norms are ignored (< 0.1%).")
+    ex.note("Rule as implemented by vLLM's QKVParallelLinear. Replicated on every GPU: RMSNorm weights, a whole "
+            "K/V head when TP exceeds the KV heads, MLA's q_a/kv_a projections and the MoE router "
+            "(vLLM ReplicatedLinear); embedding and lm_head are split by vocabulary rows.")
     return ex.render()
 
 
@@ -70,7 +83,8 @@ def allreduce_volume(model: Model, n_gpus: int = 8, tokens: int = 1, dtype: Form
     """Worked example: TP all-reduce bytes per token (2 per layer, ring 2(p−1)/p), optionally time on ``gpu``'s link.
 
     Two all-reduces per layer of `hidden_size × bytes`, ring factor 2(p−1)/p, for `tokens` tokens; with
-    `gpu`, the link time at its per-direction interconnect bandwidth.
+    `gpu`, the link time at its per-direction interconnect bandwidth, and the step time with the per-call
+    latency (`allreduce_latency_s` in gpus.yaml) added for the 2 × layers calls.
     """
     m, f, n, toks = model, dtype, n_gpus, tokens
     eb = f.bits_per_weight / 8
@@ -89,8 +103,16 @@ def allreduce_volume(model: Model, n_gpus: int = 8, tokens: int = 1, dtype: Form
     ex.result(f"{U.fmt_bytes(total)} sent by each GPU")
     if gpu is not None:
         _link_time(ex, gpu, total, "of link time at full bandwidth")
-    ex.note("Megatron-style TP: one all-reduce after attention, one after the MLP. The fixed latency of each "
-            "all-reduce is not included; at small batch it outweighs the bandwidth term.")
+        if n > 1 and gpu.allreduce_latency_s:
+            calls = 2 * m.num_hidden_layers
+            t = F.tp_decode_allreduce_time(m, toks, eb, n, gpu.allreduce_latency_s,
+                                           gpu.interconnect_bytes_per_s_per_direction)
+            ex.input("all-reduce latency per call", U.fmt_seconds(gpu.allreduce_latency_s), _glink(gpu))
+            ex.step(f"latency: {calls} calls (one step over all {_i(toks)} tokens) × "
+                    f"{U.fmt_seconds(gpu.allreduce_latency_s)} = {U.fmt_seconds(calls * gpu.allreduce_latency_s)}")
+            ex.result(f"{U.fmt_seconds(t)} per step with the per-call latency added")
+    ex.note("Megatron-style TP: one all-reduce after attention, one after the MLP. Each call also pays a fixed "
+            "latency; at small batch (decode) it outweighs the bandwidth term.")
     return ex.render()
 
 

@@ -168,12 +168,18 @@ def gpu_catalog(level: int = 3) -> str:
             if g.interconnect_bytes_per_s_per_direction:
                 rows.append(f"| Interconnect ({g.interconnect}) | "
                             f"{U.fmt_bandwidth(g.interconnect_bytes_per_s_per_direction)} per direction |")
+            if g.allreduce_latency_s:
+                rows.append(f"| All-reduce latency per call (modelled) | {U.fmt_seconds(g.allreduce_latency_s)} |")
             if g.tdp_watts:
                 rows.append(f"| Board power | {_i(g.tdp_watts)} W |")
             parts = [_heading(level, g.name, "gpu", g.key), f"Key `{g.key}`", "\n".join(rows)]
-            for label, text in (("Memory", g.memory_note), ("Interconnect", g.interconnect_note), ("Notes", g.notes)):
+            lat_note = g.extra.get("allreduce_latency_note")
+            lat_src = g.extra.get("allreduce_latency_source")
+            for label, text in (("Memory", g.memory_note), ("Interconnect", g.interconnect_note),
+                                ("All-reduce latency", lat_note), ("Notes", g.notes)):
                 if text and text.strip():
-                    parts.append(f"{label}: {_esc(text.strip())}")
+                    cite = f" ([{_domain(lat_src)}]({lat_src}))" if label == "All-reduce latency" and lat_src else ""
+                    parts.append(f"{label}: {_esc(text.strip())}" + cite)
             parts.append(f"Source: [{_domain(g.source)}]({g.source})")
             out.append("\n\n".join(parts))
     return "\n\n".join(out)
@@ -204,9 +210,15 @@ def format_catalog(level: int = 3) -> str:
                 rows.append(f"| Group size; scale bits per group | {f.group_size}; {_bits(f.scale_bits or 0)} "
                             f"(element bits + {_bits(f.scale_bits or 0)}/{f.group_size} = {_bits(eff)}) |")
             rows.append(f"| Usable as KV-cache dtype | {'yes' if f.kv_cache else 'no'} |")
+            if f.embedding_bits_per_weight is not None:
+                rows.append(f"| Embedding and lm_head | not quantized: {_bits(f.embedding_bits_per_weight)} bits |")
             parts = [_heading(level, f.name, "format", f.key), f"Key `{f.key}`", "\n".join(rows)]
             if f.notes:
                 parts.append(f"Notes: {_esc(f.notes.strip())}")
+            emb_note, emb_src = f.extra.get("embedding_note"), f.extra.get("embedding_source")
+            if emb_note:
+                parts.append(f"Embedding and lm_head: {_esc(str(emb_note).strip())}"
+                             + (f" ([{_domain(emb_src)}]({emb_src}))" if emb_src else ""))
             parts.append(f"Source: [{_domain(f.source)}]({f.source})")
             out.append("\n\n".join(parts))
     return "\n\n".join(out)

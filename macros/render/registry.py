@@ -69,8 +69,9 @@ ARGS: dict[str, Arg] = {
     "fmt": _FORMAT,
     "expert_fmt": Arg(_key(inputs.fmt), "format of the routed experts only (MoE), default = `fmt`",
                       "e.g. `mxfp4` for gpt-oss"),
-    "embed_fmt": Arg(_key(inputs.fmt), "format of embedding + lm_head only, default = `fmt`",
-                     "e.g. `bf16` for an AWQ INT4 checkpoint"),
+    "embed_fmt": Arg(_key(inputs.fmt), "format of embedding + lm_head only; default: the format's own rule "
+                     "(`embedding_bits_per_weight` in formats.yaml: 16-bit for the INT4 and NF4 weight-only "
+                     "formats), else `fmt`", "e.g. `fp8` to override"),
     "kv_dtype": Arg(_key(inputs.kv_dtype), "KV-cache format; must be `kv_cache: true` in formats.yaml",
                     "`bf16`, `fp8`, `int8`, `gguf-q8_0`"),
     "dtype": Arg(_key(inputs.fmt), "activation or adapter element type (all-reduce, all-to-all, LoRA)",

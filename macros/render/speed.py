@@ -11,6 +11,8 @@ from . import inputs
 from .blocks import GIVEN, Example, _bits, _bytes_el, _flink, _glink, _i, _mlink, _n, _sci
 from .registry import COUNT, TOKENS, macro
 
+ACTIVATION_BYTES = 2  # BF16/FP16 activations: the all-reduced hidden states
+
 
 def _decode(m: Model, g: Gpu, f: Format, fe: Format | None, kv: Format, n: int, batch: int, ctx: int):
     inputs.check_tp(m, n)
@@ -20,7 +22,17 @@ def _decode(m: Model, g: Gpu, f: Format, fe: Format | None, kv: Format, n: int, 
                if m.is_moe else None)
     frac = F.kv_fraction_per_gpu(m, n)
     kv_seq = F.kv_bytes_per_sequence(m, ctx, kv) * frac
-    bound = F.decode_bound(read / n, kv_seq, batch, g.memory_bandwidth_bytes_per_s)
+    shard = F.tp_shard(m, n, f, fe)
+    # per GPU: the even share of the bytes read plus the replicated copies (read by every GPU)
+    per_gpu = read / n + shard.replicated_extra_bytes
+    comm = 0.0
+    if n > 1:
+        if not g.allreduce_latency_s or not g.interconnect_bytes_per_s_per_direction:
+            raise MacroInputError(f"{g.name} has no all-reduce latency or link bandwidth in gpus.yaml, "
+                                  f"so a TP {n} decode bound cannot include communication")
+        comm = F.tp_decode_allreduce_time(m, batch, ACTIVATION_BYTES, n, g.allreduce_latency_s,
+                                          g.interconnect_bytes_per_s_per_direction)
+    bound = F.decode_bound(per_gpu, kv_seq, batch, g.memory_bandwidth_bytes_per_s, comm)
     return bound, wb, touched, kv_seq, read
 
 
@@ -31,12 +43,15 @@ def decode_speed(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int = 1, 
 
     (Weights read per GPU + batch × KV per sequence per GPU) / bandwidth → step time, tokens/s per
     sequence and aggregate. For MoE, counts the experts a batch is expected to touch,
-    `E × (1 − (1 − k/E)^batch)`.
+    `E × (1 − (1 − k/E)^batch)`. With `n_gpus > 1` the step adds the TP all-reduces:
+    `layers × 2 × (latency + 2(p−1)/p × batch × hidden × 2 bytes / link per direction)`, from the GPU's
+    `allreduce_latency_s` and `interconnect_bytes_per_s_per_direction` (error if either is missing).
     """
     m, g, f, kv, fe, n, ctx = model, gpu, fmt, kv_dtype, expert_fmt, n_gpus, context
     bound, wb, touched, kv_seq, read = _decode(m, g, f, fe, kv, n, batch, ctx)
     ex = Example(f"decode bound of {m.name} ({f.name}) on {n} × {g.name}, batch {batch} at {_i(ctx)} tokens")
-    ex.formula("step time = (weight bytes read per GPU + batch × KV bytes per sequence per GPU) / bandwidth")
+    ex.formula("step time = (weight bytes read per GPU + batch × KV bytes per sequence per GPU) / bandwidth"
+               + (" + all-reduce time" if n > 1 else ""))
     ex.formula("tokens/s per sequence = 1 / step time; aggregate = batch / step time")
     ex.input("memory bandwidth per GPU", U.fmt_bandwidth(g.memory_bandwidth_bytes_per_s), _glink(g))
     ex.input("weights", U.fmt_gb(wb.total), f"{_mlink(m)}, {_flink(f)}")
@@ -53,15 +68,31 @@ def decode_speed(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int = 1, 
         ex.step(f"weight bytes read: {U.fmt_gb(wb.total)} less the untied input-embedding table, of which a step "
                 f"reads only {_i(min(batch, m.vocab_size))} row(s) = {U.fmt_gb(read)}")
     if n > 1:
-        ex.step(f"per GPU: {U.fmt_gb(read)} / {n} = {U.fmt_gb(bound.weight_bytes_read)}")
+        extra = bound.weight_bytes_read - read / n
+        ex.step(f"per GPU: {U.fmt_gb(read)} / {n}" + (f" + {U.fmt_bytes(extra)} replicated" if extra else "")
+                + f" = {U.fmt_gb(bound.weight_bytes_read)}")
     ex.step(f"KV read per sequence per GPU at {_i(ctx)} tokens: {U.fmt_bytes(kv_seq)}; × {batch} = "
             f"{U.fmt_bytes(bound.kv_bytes_read)}")
-    ex.step(f"step: ({U.fmt_gb(bound.weight_bytes_read)} + {U.fmt_gb(bound.kv_bytes_read)}) / "
-            f"{U.fmt_bandwidth(g.memory_bandwidth_bytes_per_s)} = {U.fmt_seconds(bound.step_time_s)}")
+    ex.step(f"memory time: ({U.fmt_gb(bound.weight_bytes_read)} + {U.fmt_gb(bound.kv_bytes_read)}) / "
+            f"{U.fmt_bandwidth(g.memory_bandwidth_bytes_per_s)} = {U.fmt_seconds(bound.memory_time_s)}")
+    if n > 1:
+        lat, bw = g.allreduce_latency_s, g.interconnect_bytes_per_s_per_direction
+        buf = batch * m.hidden_size * ACTIVATION_BYTES
+        ex.formula("all-reduce time per step = layers × 2 × (latency + 2(p − 1)/p × batch × hidden_size × "
+                   "2 bytes / link bandwidth per direction)")
+        ex.input("all-reduce latency per call / link per direction",
+                 f"{U.fmt_seconds(lat)} / {U.fmt_bandwidth(bw)}", _glink(g))
+        ex.step(f"all-reduces: {m.num_hidden_layers} × 2 × ({U.fmt_seconds(lat)} + 2 × ({n} − 1)/{n} × "
+                f"{_i(buf)} bytes / {U.fmt_bandwidth(bw)}) = {U.fmt_seconds(bound.comm_time_s)} "
+                f"({U.fmt_pct(bound.comm_time_s / bound.step_time_s)} of the step)")
+    ex.step(f"step: {U.fmt_seconds(bound.memory_time_s)}"
+            + (f" + {U.fmt_seconds(bound.comm_time_s)}" if n > 1 else "")
+            + f" = {U.fmt_seconds(bound.step_time_s)}")
     ex.result(f"at most {U.fmt_rate(bound.tokens_per_s_per_sequence)} per sequence, "
               f"{U.fmt_rate(bound.tokens_per_s_aggregate)} aggregate")
-    ex.note("An upper bound: real kernels reach a fraction of peak bandwidth, and scheduling, sampling and "
-            "communication add time. Weights are read once per step for the whole batch; the input "
+    ex.note("An upper bound: real kernels reach a fraction of peak bandwidth, and scheduling and sampling "
+            "add time" + ("; the all-reduces are assumed not to overlap the memory reads." if n > 1 else ".")
+            + " Weights are read once per step for the whole batch; the input "
             "embedding is a lookup, so only its rows for this step's tokens are read (a tied table is read "
             "in full as the output projection).")
     if m.is_moe:
@@ -74,28 +105,37 @@ def prefill_time(model: Model, gpu: Gpu, tokens: int = 8192, fmt: Format = "bf16
                  mfu: float = 0.5, attention: bool = True) -> str:
     """Worked example: compute-bound prefill time, 2 × active params × tokens (+ attention) / (peak × MFU).
 
-    `(2 × active_params × tokens + attention FLOPs) / (GPUs × dense peak × MFU)`. `fmt="fp8"` uses the
-    FP8 peak (error on GPUs without FP8), `int8` the INT8 rate, anything else BF16.
+    `(2 × (active_params − lm_head) × tokens + 2 × lm_head × 1 + attention FLOPs) / (GPUs × dense peak ×
+    MFU)`: the LM head runs only at the sampled position (vLLM V1 computes logits at `logits_indices`).
+    `fmt="fp8"` uses the FP8 peak (error on GPUs without FP8), `int8` the INT8 rate, anything else BF16.
     """
     m, g, f, n, toks = model, gpu, fmt, n_gpus, tokens
     peak, label = inputs.peak_flops(g, f)
-    active = F.param_breakdown(m).compute_active
-    dense = F.prefill_flops(active, toks)
+    b = F.param_breakdown(m)
+    active = b.compute_active
+    head = b.lm_head or b.embedding
+    sampled = min(1, toks)
+    dense = F.prefill_matmul_flops(m, toks, sampled)
     attn = F.prefill_attention_flops(m, toks) if attention else 0.0
     t = F.prefill_time(dense + attn, peak * n, mfu)
     ex = Example(f"prefill of {_i(toks)} tokens on {m.name}, {n} × {g.name}")
-    ex.formula("time = (2 × active_params × tokens + attention FLOPs) / (GPUs × peak × MFU)")
+    ex.formula("time = (2 × (active_params − lm_head) × tokens + 2 × lm_head × sampled positions "
+               "+ attention FLOPs) / (GPUs × peak × MFU)")
     ex.input("active parameters in matmuls (computed)", f"{_i(active)} ({U.fmt_params(active)})", _mlink(m))
+    ex.input("of which the LM head" + (" (tied to the embedding)" if not b.lm_head else ""),
+             f"{_i(head)} ({U.fmt_params(head)})", _mlink(m))
     ex.input(f"peak per GPU ({label})", U.fmt_flops(peak), _glink(g))
     ex.input("tokens / GPUs", f"{_i(toks)} / {n}", GIVEN)
     ex.input("MFU", _bits(mfu), "assumption")
-    ex.step(f"dense: 2 × {_i(active)} × {_i(toks)} = {_sci(dense)} FLOPs")
+    ex.step(f"dense: 2 × {_i(active - head)} × {_i(toks)} + 2 × {_i(head)} × {sampled} = {_sci(dense)} FLOPs")
     if attention:
         ex.step(f"attention scores (causal): {_sci(attn)} FLOPs")
     ex.step(f"time: {_sci(dense + attn)} / ({n} × {U.fmt_flops(peak)} × {_bits(mfu)}) = {U.fmt_seconds(t)}")
     ex.result(f"about {U.fmt_seconds(t)} of compute (time to first token, ignoring queueing)")
     ex.note("Peak is the dense tensor rate, not the with-sparsity figure. The input embedding is a lookup, "
-            "so its parameters are not counted as FLOPs.")
+            "so its parameters are not counted as FLOPs. The LM head runs only at the position that is "
+            "sampled (vLLM's V1 model runner computes logits at logits_indices, one per request), not at "
+            "every prompt token; prompt log-probabilities would need it at every position.")
     return ex.render()
 
 
