@@ -10,17 +10,22 @@ Two answers with different costs:
   over-reports by a relative error of at most ``ratio - 1``.
 
 Both use the nearest-rank percentile: the ``ceil(q * n)``-th smallest of the ``n`` samples. Time
-comes from an injected clock (seconds); samples are assumed to arrive in non-decreasing time.
+comes from an injected clock (seconds). Time order is enforced, not assumed: a clock reading
+earlier than one already seen is read as the latest time seen, so samples stay in arrival order.
+A NaN sample has no rank and is refused with ``ValueError``; infinities are ordinary values.
 """
 
 from __future__ import annotations
 
 import bisect
 import math
+import numbers
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from fractions import Fraction
+
+from ._checks import check_count, check_seconds
 
 __all__ = ["BucketedSlidingPercentile", "ExactSlidingPercentile", "nearest_rank"]
 
@@ -38,47 +43,73 @@ def nearest_rank(q: float, n: int) -> int:
     return max(1, math.ceil(exact))
 
 
+def check_sample(value: float) -> float:
+    """A sample must be a real number that sorts: NaN compares false with everything."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
+        raise ValueError(f"a sample must be a number and not NaN, got {value!r}")
+    return value
+
+
 class ExactSlidingPercentile:
     """Exact percentiles of the samples taken in the last ``window`` seconds.
 
-    A sample taken at ``t`` is in the window at ``now`` iff ``now - window < t <= now``.
+    A sample taken at ``t`` is in the window at ``now`` iff ``t > now - window``, evaluated in
+    floating point. ``window`` may be ``inf``: nothing expires.
     """
 
     def __init__(self, window: float, clock: Callable[[], float] = time.monotonic) -> None:
-        if window <= 0:
-            raise ValueError("window must be > 0")
-        self._window = window
+        self._window = check_seconds("window", window, allow_zero=False)
         self._clock = clock
+        self._latest = -math.inf  # latest clock reading: time never goes back in here
         self._arrivals: deque[tuple[float, float]] = deque()  # (time, value), oldest first
         self._sorted: list[float] = []  # the same values, ascending
 
     def add(self, value: float) -> None:
-        now = self._clock()
+        check_sample(value)
+        now = self._now()
         self._expire(now)
         self._arrivals.append((now, value))
         bisect.insort(self._sorted, value)  # O(log n) search + O(n) shift
 
     def quantile(self, q: float) -> float | None:
         """Nearest-rank ``q`` quantile of the window, or ``None`` if it is empty."""
-        self._expire(self._clock())
+        self._expire(self._now())
         if not self._sorted:
             return None
         return self._sorted[nearest_rank(q, len(self._sorted)) - 1]
 
+    def _now(self) -> float:
+        self._latest = max(self._latest, self._clock())  # a step back reads as "no time passed"
+        return self._latest
+
     def _expire(self, now: float) -> None:
         cutoff = now - self._window
+        gone = []
         while self._arrivals and self._arrivals[0][0] <= cutoff:
-            _, value = self._arrivals.popleft()
-            # Remove one copy of value; any copy will do, equal values are interchangeable.
-            del self._sorted[bisect.bisect_left(self._sorted, value)]
+            gone.append(self._arrivals.popleft()[1])
+        if len(gone) <= _FEW:  # the usual case: delete each value, one O(n) shift apiece
+            for value in gone:  # any copy of an equal value will do
+                del self._sorted[bisect.bisect_left(self._sorted, value)]
+        else:  # after an idle gap: one O(n) pass instead of len(gone) shifts
+            drop = Counter(gone)
+            kept = []
+            for value in self._sorted:
+                if drop[value]:
+                    drop[value] -= 1
+                else:
+                    kept.append(value)
+            self._sorted[:] = kept
     # --8<-- [end:exact]
 
     def p99(self) -> float | None:
         return self.quantile(0.99)
 
     def __len__(self) -> int:
-        self._expire(self._clock())
+        self._expire(self._now())
         return len(self._sorted)
+
+
+_FEW = 8  # expiring more samples than this in one call rebuilds the sorted list in one pass
 
 
 # --8<-- [start:bucketed]
@@ -88,7 +119,8 @@ class BucketedSlidingPercentile:
     Bucket ``i`` counts values in ``(edge[i-1], edge[i]]`` with ``edge[i] = min_value * ratio**i``.
     A query returns the upper edge of the bucket holding the exact nearest-rank value ``v``, so
     ``v <= estimate <= v * ratio`` for ``min_value <= v <= max_value``; values outside that range
-    are clamped into the end buckets. Expiry moves in whole slots of ``slot_width`` seconds.
+    are clamped into the end buckets. Expiry moves in whole slots of ``slot_width`` seconds; a
+    clock that steps back counts the sample in the newest slot. Configuration must be finite.
     """
 
     def __init__(
@@ -101,10 +133,13 @@ class BucketedSlidingPercentile:
         slots: int,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if not (0 < min_value < max_value and ratio > 1 and slot_width > 0 and slots >= 1):
-            raise ValueError(
-                "need 0 < min_value < max_value, ratio > 1, slot_width > 0, slots >= 1"
-            )
+        for name, v in (("min_value", min_value), ("max_value", max_value), ("ratio", ratio)):
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
+                raise ValueError(f"{name} must be a finite number, got {v!r}")
+        if not (0 < min_value < max_value and ratio > 1):
+            raise ValueError("need 0 < min_value < max_value and ratio > 1")
+        check_seconds("slot_width", slot_width, allow_zero=False, allow_inf=False)
+        check_count("slots", slots)
         edges = [min_value]
         while edges[-1] < max_value:
             edges.append(edges[-1] * ratio)
@@ -117,6 +152,7 @@ class BucketedSlidingPercentile:
         self._n = 0
 
     def add(self, value: float) -> None:
+        check_sample(value)
         slot = self._advance()
         i = min(bisect.bisect_left(self._edges, value), len(self._edges) - 1)
         if not self._slots or self._slots[-1][0] != slot:
@@ -141,6 +177,8 @@ class BucketedSlidingPercentile:
     def _advance(self) -> int:
         """Drop slots that left the window; return the current slot number."""
         slot = math.floor(self._clock() / self._slot_width)
+        if self._slots:
+            slot = max(slot, self._slots[-1][0])  # a step back counts in the newest slot
         while self._slots and self._slots[0][0] <= slot - self._max_slots:
             _, counts = self._slots.popleft()
             for i, c in enumerate(counts):
