@@ -12,7 +12,7 @@ import math
 import numbers
 import threading
 
-__all__ = ["WorkerDied", "check_count", "check_seconds", "wait_slice"]
+__all__ = ["WorkerDied", "check_count", "check_real", "wait_slice"]
 
 
 class WorkerDied(RuntimeError):
@@ -30,12 +30,12 @@ def check_count(name: str, value: object, minimum: int = 1) -> int:
     return value
 
 
-def check_seconds(
+def check_real(
     name: str, value: object, *, allow_zero: bool = True, allow_inf: bool = True
 ) -> float:
-    """A real number of seconds: never NaN or negative; ``inf`` only where it means "no limit"."""
+    """A real number (seconds, a rate, a cost): never NaN or negative; ``inf`` only if allowed."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
-        raise ValueError(f"{name} must be a number of seconds, got {value!r}")
+        raise ValueError(f"{name} must be a number, got {value!r}")
     if value < 0 or (value == 0 and not allow_zero) or (math.isinf(value) and not allow_inf):
         low = ">= 0" if allow_zero else "> 0"
         raise ValueError(f"{name} must be {low}{'' if allow_inf else ' and finite'}, got {value!r}")

@@ -19,7 +19,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from ._checks import WorkerDied, check_count, check_seconds, wait_slice
+from ._checks import WorkerDied, check_count, check_real, wait_slice
 
 __all__ = ["BatchAggregator", "WorkerDied"]
 
@@ -47,7 +47,7 @@ class BatchAggregator(Generic[T, R]):
     ) -> None:
         self._batch_fn = batch_fn
         self._max_batch_size = check_count("max_batch_size", max_batch_size)
-        self._max_wait = check_seconds("max_wait", max_wait)  # inf: flush on size or close only
+        self._max_wait = check_real("max_wait", max_wait)  # inf: flush on size or close only
         self._clock = clock
         self._cond = threading.Condition()  # guards everything below
         self._pending: list[_Pending[T, R]] = []

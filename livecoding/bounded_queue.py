@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from ._checks import check_count, check_seconds, wait_slice
+from ._checks import check_count, check_real, wait_slice
 
 __all__ = ["BoundedQueue", "QueueEmpty", "QueueFull"]
 
@@ -109,7 +109,7 @@ def _wait_until(
 ) -> bool:
     """Wait on ``cond`` (held by the caller) until ``predicate()``; ``False`` on timeout."""
     if timeout is not None:
-        timeout = check_seconds("timeout", timeout)  # NaN would never expire: refuse it
+        timeout = check_real("timeout", timeout)  # NaN would never expire: refuse it
     if not block:
         return predicate()
     if timeout is None or timeout == math.inf:

@@ -25,7 +25,7 @@ from collections import Counter, deque
 from collections.abc import Callable
 from fractions import Fraction
 
-from ._checks import check_count, check_seconds
+from ._checks import check_count, check_real
 
 __all__ = ["BucketedSlidingPercentile", "ExactSlidingPercentile", "nearest_rank"]
 
@@ -58,7 +58,7 @@ class ExactSlidingPercentile:
     """
 
     def __init__(self, window: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self._window = check_seconds("window", window, allow_zero=False)
+        self._window = check_real("window", window, allow_zero=False)
         self._clock = clock
         self._latest = -math.inf  # latest clock reading: time never goes back in here
         self._arrivals: deque[tuple[float, float]] = deque()  # (time, value), oldest first
@@ -138,7 +138,7 @@ class BucketedSlidingPercentile:
                 raise ValueError(f"{name} must be a finite number, got {v!r}")
         if not (0 < min_value < max_value and ratio > 1):
             raise ValueError("need 0 < min_value < max_value and ratio > 1")
-        check_seconds("slot_width", slot_width, allow_zero=False, allow_inf=False)
+        check_real("slot_width", slot_width, allow_zero=False, allow_inf=False)
         check_count("slots", slots)
         edges = [min_value]
         while edges[-1] < max_value:

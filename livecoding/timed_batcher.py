@@ -28,7 +28,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from ._checks import WorkerDied, check_count, check_seconds, wait_slice
+from ._checks import WorkerDied, check_count, check_real, wait_slice
 
 __all__ = ["AsyncTimedBatcher", "TimedBatcher", "WorkerDied"]
 
@@ -58,7 +58,7 @@ class TimedBatcher(Generic[T, R]):
     ) -> None:
         self._batch_fn = batch_fn
         self._max_batch_size = check_count("max_batch_size", max_batch_size)
-        self._max_wait = check_seconds("max_wait", max_wait)  # inf: flush on size or close only
+        self._max_wait = check_real("max_wait", max_wait)  # inf: flush on size or close only
         self._clock = clock
         self._cond = threading.Condition()  # guards _queue, _closed and _dead
         self._queue: deque[_Request[T]] = deque()
@@ -161,7 +161,7 @@ class AsyncTimedBatcher(Generic[T, R]):
     ) -> None:
         self._batch_fn = batch_fn
         self._max_batch_size = check_count("max_batch_size", max_batch_size)
-        self._max_wait = check_seconds("max_wait", max_wait)
+        self._max_wait = check_real("max_wait", max_wait)
         self._clock = clock
         self._queue: deque[_Request[T]] = deque()
         self._wakeup = asyncio.Event()
