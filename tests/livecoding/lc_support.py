@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import math
 import selectors
 import sys
@@ -138,17 +139,25 @@ BAD_COUNTS = [0, -1, 2.5, NAN, INF, True, "3"]  # not an int >= 1
 BAD_SECONDS = [-1.0, NAN, "1"]  # negative, NaN, not a number
 
 
-def best_seconds_per_op(run: Callable[[int], int], size: int, repeats: int = 5) -> float:
-    """Fastest of ``repeats`` runs of ``run(size)`` (which returns how many ops it timed), per op.
+def best_seconds_per_op(setup: Callable[[int], Callable[[int], object]], size: int, ops: int = 2000) -> float:
+    """Fastest of 5 timings of ``ops`` calls of ``setup(size)``'s operation, per call.
 
-    The minimum filters out the other processes on a shared machine; a claim of O(1) per operation
-    is then checked as a ratio between two sizes with a generous bound (O(n) would give ~size ratio).
+    Only the calls are timed, with the cyclic garbage collector paused (its passes grow with the
+    heap, not with the algorithm), and the minimum filters out the other processes on a shared
+    machine. A claim of O(1) per operation is then checked as a ratio between two sizes with a
+    generous bound: an O(n) operation would give a ratio near the ratio of the sizes.
     """
     best = math.inf
-    for _ in range(repeats):
-        started = time.perf_counter()
-        ops = run(size)
-        best = min(best, (time.perf_counter() - started) / ops)
+    for _ in range(5):
+        op = setup(size)
+        gc.disable()
+        try:
+            started = time.perf_counter()
+            for i in range(ops):
+                op(i)
+            best = min(best, (time.perf_counter() - started) / ops)
+        finally:
+            gc.enable()
     return best
 
 
