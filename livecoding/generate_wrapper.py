@@ -107,25 +107,21 @@ class LimitedGenerator(Generic[P, R]):
             self.in_flight -= 1
             self._release()
 
-    async def _run(self, call: Awaitable[R]) -> R:
-        """Await ``call`` for at most ``call_timeout``; its own exceptions pass through as they are."""
+    async def _run(self, call: Awaitable[R]) -> R:  # at most call_timeout; exceptions unchanged
         if self._call_timeout is None:
             return await call
         task = asyncio.ensure_future(call)
         try:
             done, _ = await asyncio.wait({task}, timeout=self._call_timeout)
-        except asyncio.CancelledError:  # our caller went away: stop generate, let it unwind
-            task.cancel()
-            await asyncio.wait({task})
-            raise
+        finally:
+            if not task.done():  # timed out, or our caller is cancelled: stop generate and
+                task.cancel()  # let it unwind before the slot is reused
+                await asyncio.wait({task})
         if not done:
-            task.cancel()
-            await asyncio.wait({task})  # the slot is reused only after generate has cleaned up
             raise GenerateTimeout(f"generate exceeded {self._call_timeout}s")
-        return task.result()  # not wait_for: a TimeoutError from generate is not ours to relabel
+        return task.result()  # not wait_for: generate's own TimeoutError is not ours to relabel
 
-    async def _acquire(self) -> None:
-        """Take a slot, waiting at most ``queue_timeout``; raise :class:`Overloaded` otherwise."""
+    async def _acquire(self) -> None:  # a slot within queue_timeout, or Overloaded
         if self._free:  # only ever non-zero while nobody is waiting: no barging past the queue
             self._free -= 1
             return
@@ -150,11 +146,6 @@ class LimitedGenerator(Generic[P, R]):
             if timer is not None:
                 timer.cancel()
 
-    def _expire(self, slot: asyncio.Future[None]) -> None:
-        if not slot.done():
-            del self._waiters[slot]
-            slot.set_exception(Overloaded(f"no slot within {self._queue_timeout}s", self._retry_after))
-
     def _release(self) -> None:
         while self._waiters:  # the slot goes straight to the oldest waiter still waiting
             slot, _ = self._waiters.popitem(last=False)
@@ -162,7 +153,13 @@ class LimitedGenerator(Generic[P, R]):
                 slot.set_result(None)
                 return
         self._free += 1
-# --8<-- [end:async]
+    # --8<-- [end:async]
+
+    def _expire(self, slot: asyncio.Future[None]) -> None:
+        """The queue timeout of one waiter (a loop timer): drop it and fail it with Overloaded."""
+        if not slot.done():
+            del self._waiters[slot]
+            slot.set_exception(Overloaded(f"no slot within {self._queue_timeout}s", self._retry_after))
 
 
 # --8<-- [start:threaded-head]

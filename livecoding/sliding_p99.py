@@ -30,32 +30,37 @@ from ._checks import check_count, check_real
 __all__ = ["BucketedSlidingPercentile", "ExactSlidingPercentile", "nearest_rank"]
 
 
-# --8<-- [start:exact]
-def nearest_rank(q: float, n: int) -> int:
-    """1-based rank of the ``q`` quantile among ``n`` samples: ``ceil(q * n)``, at least 1.
-
-    ``q`` is read as the decimal it was written as (``0.9`` is 9/10, not the nearest binary
-    fraction), so ``q * n`` landing on an integer is not pushed up by rounding error.
-    """
-    if not 0 < q <= 1:
-        raise ValueError("q must be in (0, 1]")
-    exact = Fraction(repr(q)) * n
-    return max(1, math.ceil(exact))
-
-
 def check_sample(value: float) -> float:
     """A sample must be a real number that sorts: NaN compares false with everything."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
         raise ValueError(f"a sample must be a number and not NaN, got {value!r}")
     return value
 
+def check_bucket_settings(min_value: float, max_value: float, ratio: float, slot_width: float, slots: int) -> None:
+    """Finite numbers with ``0 < min_value < max_value``, ``ratio > 1``, ``slot_width > 0``, ``slots >= 1``.
+
+    An infinite ``max_value`` would build edges until the float overflows.
+    """
+    for name, v in (("min_value", min_value), ("max_value", max_value), ("ratio", ratio)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
+            raise ValueError(f"{name} must be a finite number, got {v!r}")
+    if not (0 < min_value < max_value and ratio > 1):
+        raise ValueError("need 0 < min_value < max_value and ratio > 1")
+    check_real("slot_width", slot_width, allow_zero=False, allow_inf=False)
+    check_count("slots", slots)
+
+
+# --8<-- [start:exact]
+def nearest_rank(q: float, n: int) -> int:
+    """``ceil(q * n)``, at least 1, with ``q`` read as the decimal it was written as."""
+    if not 0 < q <= 1:
+        raise ValueError("q must be in (0, 1]")
+    exact = Fraction(repr(q)) * n
+    return max(1, math.ceil(exact))
+
 
 class ExactSlidingPercentile:
-    """Exact percentiles of the samples taken in the last ``window`` seconds.
-
-    A sample taken at ``t`` is in the window at ``now`` iff ``t > now - window``, evaluated in
-    floating point. ``window`` may be ``inf``: nothing expires.
-    """
+    """Exact percentiles of the samples with ``t > now - window`` (in floats; inf: keep all)."""
 
     def __init__(self, window: float, clock: Callable[[], float] = time.monotonic) -> None:
         self._window = check_real("window", window, allow_zero=False)
@@ -87,10 +92,10 @@ class ExactSlidingPercentile:
         gone = []
         while self._arrivals and self._arrivals[0][0] <= cutoff:
             gone.append(self._arrivals.popleft()[1])
-        if len(gone) <= _FEW:  # the usual case: delete each value, one O(n) shift apiece
-            for value in gone:  # any copy of an equal value will do
+        if len(gone) <= _FEW:  # usual case: one O(n) delete each (any equal copy will do)
+            for value in gone:
                 del self._sorted[bisect.bisect_left(self._sorted, value)]
-        else:  # after an idle gap: one O(n) pass instead of len(gone) shifts
+        else:  # after an idle gap: one O(n) pass, not len(gone) shifts
             drop = Counter(gone)
             kept = []
             for value in self._sorted:
@@ -119,8 +124,7 @@ class BucketedSlidingPercentile:
     Bucket ``i`` counts values in ``(edge[i-1], edge[i]]`` with ``edge[i] = min_value * ratio**i``.
     A query returns the upper edge of the bucket holding the exact nearest-rank value ``v``, so
     ``v <= estimate <= v * ratio`` for ``min_value <= v <= max_value``; values outside that range
-    are clamped into the end buckets. Expiry moves in whole slots of ``slot_width`` seconds; a
-    clock that steps back counts the sample in the newest slot. Configuration must be finite.
+    are clamped into the end buckets. Expiry moves in whole slots of ``slot_width`` seconds.
     """
 
     def __init__(
@@ -133,13 +137,7 @@ class BucketedSlidingPercentile:
         slots: int,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        for name, v in (("min_value", min_value), ("max_value", max_value), ("ratio", ratio)):
-            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
-                raise ValueError(f"{name} must be a finite number, got {v!r}")
-        if not (0 < min_value < max_value and ratio > 1):
-            raise ValueError("need 0 < min_value < max_value and ratio > 1")
-        check_real("slot_width", slot_width, allow_zero=False, allow_inf=False)
-        check_count("slots", slots)
+        check_bucket_settings(min_value, max_value, ratio, slot_width, slots)
         edges = [min_value]
         while edges[-1] < max_value:
             edges.append(edges[-1] * ratio)
