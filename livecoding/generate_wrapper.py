@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -85,9 +86,9 @@ class LimitedGenerator(Generic[P, R]):
         self._free = check_count("max_concurrency", max_concurrency)  # slots nobody holds
         self._queue_timeout = _timeout("queue_timeout", queue_timeout)
         self._call_timeout = _timeout("call_timeout", call_timeout, allow_zero=False)
+        self._max_waiting = math.inf  # None: no cap on waiters
         if max_waiting is not None:
-            check_count("max_waiting", max_waiting, minimum=0)
-        self._max_waiting = max_waiting
+            self._max_waiting = check_count("max_waiting", max_waiting, minimum=0)
         self._retry_after = check_real("retry_after", retry_after, allow_inf=False)
         self._waiters: OrderedDict[asyncio.Future[None], None] = OrderedDict()  # FIFO
         self.in_flight = 0  # callers holding a slot
@@ -114,27 +115,24 @@ class LimitedGenerator(Generic[P, R]):
         try:
             done, _ = await asyncio.wait({task}, timeout=self._call_timeout)
         finally:
-            if not task.done():  # timed out, or our caller is cancelled: stop generate and
-                task.cancel()  # let it unwind before the slot is reused
+            if not task.done():  # timed out or cancelled: stop generate, let it unwind
+                task.cancel()
                 await asyncio.wait({task})
         if not done:
             raise GenerateTimeout(f"generate exceeded {self._call_timeout}s")
         return task.result()  # not wait_for: generate's own TimeoutError is not ours to relabel
 
     async def _acquire(self) -> None:  # a slot within queue_timeout, or Overloaded
-        if self._free:  # only ever non-zero while nobody is waiting: no barging past the queue
+        if self._free:  # non-zero only while nobody waits: no barging past the queue
             self._free -= 1
             return
-        if self._queue_timeout == 0:
-            raise Overloaded("no free slot, and queue_timeout is 0", self._retry_after)
-        if self._max_waiting is not None and len(self._waiters) >= self._max_waiting:
-            raise Overloaded(f"{len(self._waiters)} requests already queued", self._retry_after)
+        if self._queue_timeout == 0 or len(self._waiters) >= self._max_waiting:
+            raise Overloaded(f"no free slot; {len(self._waiters)} requests already queued", self._retry_after)
         loop = asyncio.get_running_loop()
         slot = loop.create_future()  # _release() hands a slot over by setting its result
         self._waiters[slot] = None
-        timer = None
-        if self._queue_timeout is not None:
-            timer = loop.call_later(self._queue_timeout, self._expire, slot)
+        qt = self._queue_timeout
+        timer = loop.call_later(qt, self._expire, slot) if qt is not None else None
         try:
             await slot
         except BaseException:
@@ -142,12 +140,12 @@ class LimitedGenerator(Generic[P, R]):
                 self._release()  # handed a slot, then cancelled before we ran: pass it on
             raise
         finally:
-            self._waiters.pop(slot, None)  # O(1): a mass timeout costs O(waiters), not O(n^2)
-            if timer is not None:
+            self._waiters.pop(slot, None)  # O(1), so mass timeouts cost O(n), not O(n^2)
+            if timer:
                 timer.cancel()
 
     def _release(self) -> None:
-        while self._waiters:  # the slot goes straight to the oldest waiter still waiting
+        while self._waiters:  # straight to the oldest waiter still waiting
             slot, _ = self._waiters.popitem(last=False)
             if not slot.done():
                 slot.set_result(None)
@@ -164,11 +162,7 @@ class LimitedGenerator(Generic[P, R]):
 
 # --8<-- [start:threaded-head]
 class ThreadedLimitedGenerator(Generic[P, R]):
-    """Thread version for a blocking ``generate``: same cap, queue timeout and call timeout.
-
-    A thread cannot be cancelled, so on a call timeout the caller gets :class:`GenerateTimeout`
-    but the slot stays taken until the call really ends; the cap counts work, not waiters.
-    """
+    """Blocking ``generate``; a timed-out call keeps its slot until its thread really ends."""
 
     # --8<-- [end:threaded-head]
     def __init__(

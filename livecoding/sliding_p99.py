@@ -117,7 +117,7 @@ class ExactSlidingPercentile:
 _FEW = 8  # expiring more samples than this in one call rebuilds the sorted list in one pass
 
 
-# --8<-- [start:bucketed]
+# --8<-- [start:bucketed-head]
 class BucketedSlidingPercentile:
     """Approximate percentiles from log-spaced buckets, over ``slots`` time slots.
 
@@ -127,6 +127,7 @@ class BucketedSlidingPercentile:
     are clamped into the end buckets. Expiry moves in whole slots of ``slot_width`` seconds.
     """
 
+    # --8<-- [end:bucketed-head]
     def __init__(
         self,
         *,
@@ -149,6 +150,7 @@ class BucketedSlidingPercentile:
         self._totals = [0] * len(edges)  # sum of the live slots' counts
         self._n = 0
 
+    # --8<-- [start:bucketed-body]
     def add(self, value: float) -> None:
         check_sample(value)
         slot = self._advance()
@@ -183,7 +185,7 @@ class BucketedSlidingPercentile:
                 self._totals[i] -= c
             self._n -= sum(counts)
         return slot
-    # --8<-- [end:bucketed]
+    # --8<-- [end:bucketed-body]
 
     @property
     def edges(self) -> list[float]:
