@@ -48,9 +48,10 @@ def test_every_path_on_the_map_exists():
 
 
 def test_no_source_file_outgrows_its_room():
-    sources = [p for d in ("macros", "sitebuild", "livecoding", "scripts", "tests") for p in (ROOT / d).rglob("*.py")
-               if "vendor" not in p.parts and "__pycache__" not in p.parts]
-    assert len(sources) > 50
+    # The Python the site is built from (tests and scripts are not held to it).
+    sources = [p for d in ("macros", "sitebuild", "livecoding") for p in (ROOT / d).rglob("*.py")
+               if "__pycache__" not in p.parts]
+    assert len(sources) > 40
     long = {p.relative_to(ROOT).as_posix(): n for p in sources
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert not long, f"over {MAX_LINES} lines: {long}"

@@ -8,7 +8,8 @@ from concurrent.futures import CancelledError
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from lc_support import BAD_COUNTS, BAD_SECONDS, DETERMINISTIC, INF, FakeClock, best_seconds_per_op, gil_pressure, join_all
+from lc_support import (BAD_COUNTS, BAD_SECONDS, DETERMINISTIC, INF, FakeClock, best_seconds_per_op, gil_pressure,
+                        join_all)
 
 from livecoding.batch_aggregator import BatchAggregator
 

@@ -9,7 +9,8 @@ import threading
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lc_support import BAD_COUNTS, BAD_SECONDS, DETERMINISTIC, INF, FakeClock, best_seconds_per_op, gil_pressure, join_all, run_virtual
+from lc_support import (BAD_COUNTS, BAD_SECONDS, DETERMINISTIC, INF, FakeClock, best_seconds_per_op, gil_pressure,
+                        join_all, run_virtual)
 
 from livecoding.timed_batcher import AsyncTimedBatcher, TimedBatcher
 
