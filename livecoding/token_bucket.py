@@ -3,14 +3,15 @@
 The bucket holds at most ``burst`` tokens and gains ``rate`` tokens per second. A request that
 costs ``n`` tokens is allowed if ``n`` tokens are there, and then takes them; otherwise it is
 refused and told how long until ``n`` tokens will be there. Refill is computed lazily from the
-time since the last call, so there is no background thread and an idle bucket costs nothing.
+time since the last grant, so there is no background thread and an idle bucket costs nothing.
 
 Over any interval of length ``T`` starting from a full bucket, at most ``burst + rate * T``
 tokens are granted; that is the property the tests check under many threads.
 
 ``rate``, ``burst`` and every cost are positive finite numbers (``ValueError`` otherwise). A clock
-that steps back adds no tokens. A refusal carries ``whole_seconds``: a client that waits that many
-seconds and retries is allowed, unless other requests took the tokens meanwhile.
+that steps back adds no tokens. Only a grant stores the refilled count (a refusal changes nothing),
+so a refusal's ``whole_seconds`` is a promise: a client that waits that many seconds and retries is
+allowed, unless another request was granted tokens meanwhile.
 """
 
 from __future__ import annotations
@@ -61,38 +62,39 @@ class TokenBucket:
             # It can never fit: reject as a bad request rather than promise a retry time.
             raise ValueError(f"cost {n} exceeds burst {self._burst}")
         with self._lock:  # refill + check + take must be one atomic step
-            self._refill()
-            if self._tokens >= n:
-                self._tokens -= n
+            now = self._now()
+            tokens = self._tokens_at(now)
+            if tokens >= n:
+                self._tokens, self._last = tokens - n, now  # only a grant stores the refill
                 return Decision(True, 0.0)
-            return Decision(False, (n - self._tokens) / self._rate, self._whole_seconds(n))
+            return Decision(False, (n - tokens) / self._rate, self._whole_seconds(n, now))
 
     def available(self) -> float:
         with self._lock:
-            self._refill()
-            return self._tokens
+            return self._tokens_at(self._now())
 
-    def _tokens_at(self, now: float) -> float:  # caller holds the lock
-        elapsed = max(0.0, now - self._last)  # a clock that steps back adds nothing
-        return min(self._burst, self._tokens + elapsed * self._rate)
-
-    def _refill(self) -> None:  # caller holds the lock
+    def _now(self) -> float:  # caller holds the lock
         now = self._clock()
-        self._tokens = self._tokens_at(now)
-        self._last = now
+        if now < self._last:  # a clock that steps back adds nothing; time counts from here
+            self._last = now
+        return now
 
-    def _whole_seconds(self, n: float) -> int:
+    def _tokens_at(self, now: float) -> float:  # caller holds the lock; now >= self._last
+        return min(self._burst, self._tokens + (now - self._last) * self._rate)
+
+    def _whole_seconds(self, n: float, now: float) -> int:
         """Fewest whole seconds h >= 1 after which the bucket's own float arithmetic grants n.
 
         ``(n - tokens) / rate`` rounded up is not enough: the clock a client reads after waiting
-        h seconds is ``last + h`` rounded to a float, and the refill it triggers rounds too.
-        So h is checked with the same arithmetic the retry will run. Rounding is monotonic, so
-        any later clock reading grants ``n`` as well.
+        h seconds is ``now + h`` rounded to a float, and the refill it triggers rounds too.
+        So h is checked with the same arithmetic the retry will run. Refusals store nothing, so
+        until the next grant that arithmetic starts from the same state; rounding is monotonic,
+        so any later clock reading grants ``n`` as well.
         """
-        h = max(1, math.ceil((n - self._tokens) / self._rate))
-        while self._tokens_at(self._last + h) < n:
+        h = max(1, math.ceil((n - self._tokens_at(now)) / self._rate))
+        while self._tokens_at(now + h) < n:
             h += 1
-        while h > 1 and self._tokens_at(self._last + h - 1) >= n:
+        while h > 1 and self._tokens_at(now + h - 1) >= n:
             h -= 1
         return h
 # --8<-- [end:core]

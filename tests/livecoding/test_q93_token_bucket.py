@@ -221,9 +221,23 @@ def test_waiting_exactly_the_retry_after_header_always_succeeds() -> None:
         if not _obeys_header(rate, burst, cost, start, drain, gap):
             failures.append((rate, burst, cost, start, drain, gap))
     assert not failures, f"{len(failures)} clients got a second 429, e.g. {failures[:2]}"
-    # A case found that way: at 0.3 tokens/s the missing 1.0 token is computed as 3.3333333333
-    # seconds plus float dust; the old 1e-9 slack rounded that to "3", and 3 s was not enough.
+    # A case found that way: at 0.3 tokens/s the missing 0.9 token is computed as 3 seconds plus
+    # float dust; the old 1e-9 slack rounded that to "3", and 3 s was not enough.
     assert _obeys_header(0.3, 1.0, 1.0, 0.3, [0.2], 1 / 3)
+
+
+def test_a_quotient_of_exactly_three_seconds_can_need_a_header_of_four() -> None:
+    # The page's case: the wait is exactly 3.0 s in floats, but the refill at now + 3 is short.
+    clock = FakeClock(0.2)
+    bucket = TokenBucket(rate=0.3, burst=1, clock=clock)
+    assert bucket.try_acquire().allowed  # t = 0.2: empty now
+    clock.set(0.2 + 1 / 3)
+    d = bucket.try_acquire()
+    assert (d.allowed, d.retry_after, d.whole_seconds) == (False, 3.0, 4)
+    clock.set(0.2 + 1 / 3 + 3)
+    assert bucket.available() == 0.9999999999999999
+    clock.set(0.2 + 1 / 3 + 4)
+    assert bucket.try_acquire().allowed
 
 
 def test_retry_after_is_exact_when_the_arithmetic_is() -> None:
@@ -234,3 +248,46 @@ def test_retry_after_is_exact_when_the_arithmetic_is() -> None:
     assert rate_limited_response(bucket) == (429, {"Retry-After": "2"})
     clock.advance(1.0)
     assert rate_limited_response(bucket) == (429, {"Retry-After": "1"})
+
+
+def test_refusals_and_peeks_in_between_do_not_break_the_promise() -> None:
+    # A refused request takes nothing, so it must not change when the promised retry succeeds.
+    # It did when every call stored its refill: at 1/3 token per second, 0.1 s of refill stored
+    # at t = 0.1 plus 2.9 s more at t = 3 came out one float step short of a whole token.
+    clock = FakeClock()
+    bucket = TokenBucket(rate=1 / 3, burst=1, clock=clock)
+    assert rate_limited_response(bucket) == (200, {})
+    assert rate_limited_response(bucket) == (429, {"Retry-After": "3"})
+    clock.set(0.1)
+    assert rate_limited_response(bucket)[0] == 429  # another client, or an impatient retry
+    clock.set(3.0)  # the first client comes back exactly as told
+    assert rate_limited_response(bucket) == (200, {})
+
+
+def test_the_promise_survives_refusals_and_peeks_at_odd_instants() -> None:
+    """Seeded: 429, then refused requests and available() reads in between, then a retry at the header."""
+    rnd = random.Random(2)
+    odd = [0.05, 0.1, 0.2, 0.3, 0.7, 1 / 3, 1.1, 2.3]
+    failures = []
+    for _ in range(5_000):
+        rate = rnd.choice([0.1, 0.3, 0.7, 1 / 3, 1.5, 3.0, 7.0, 10 / 3, 100 / 7, 0.9, 1.1, 2.2, 0.45])
+        burst = rnd.choice([1.0, 2.5, 3.0, 10.0, 4.0, 7.0])
+        cost = rnd.choice(sorted({1.0, burst / 2, burst}))
+        clock = FakeClock(rnd.choice([0.0, 0.1, 1234.567, 1e6 + 0.3, 5.0, 0.3]))
+        bucket = TokenBucket(rate=rate, burst=burst, clock=clock)
+        bucket.try_acquire(burst)  # empty
+        clock.advance(rnd.choice([0.0, 0.05, 0.37, 1 / 3]))
+        status, headers = rate_limited_response(bucket, cost)
+        if status == 200:
+            continue
+        t0, h = clock(), int(headers["Retry-After"])
+        taken = False  # a grant in between voids the promise; refusals and reads must not
+        for p in sorted(rnd.sample(odd, 3)):
+            if p < h and not taken:
+                clock.set(t0 + p)
+                bucket.available()  # a metrics read
+                taken = bucket.try_acquire(cost).allowed  # the bucket may have refilled early
+        clock.set(t0 + h)
+        if not taken and rate_limited_response(bucket, cost)[0] != 200:
+            failures.append((rate, burst, cost, t0, h))
+    assert not failures, f"{len(failures)} obedient clients got a second 429, e.g. {failures[:2]}"
