@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from .contract import collapse_mistakes, insert_key_points, sources_section, split_sources
 from .nav import build_nav
-from .registry import V2_PENDING_FILE, Question, Site, SiteError, load_site, load_taxonomy
+from .registry import Question, Site, SiteError, load_site, load_taxonomy
 
-__all__ = ["V2_PENDING_FILE", "Question", "Site", "SiteError", "build_nav", "collapse_mistakes",
+__all__ = ["Question", "Site", "SiteError", "build_nav", "collapse_mistakes",
            "insert_key_points", "load_site", "load_taxonomy", "sources_section", "split_sources"]

@@ -16,15 +16,12 @@ from typing import Any
 
 import yaml
 
-from .contract import key_points_problems, sources_problems, sources_section
+from .contract import key_points_problems, sources_problems
 from .typed_numbers import find_typed_numbers
 
 HERE = Path(__file__).resolve().parent
 TAXONOMY_FILE = HERE / "taxonomy.yml"
 TAGS_FILE = HERE / "tags.yml"
-# Pages written before page contract v2, not yet re-verified: they may lack key_points and Sources.
-# Each line is a path under docs/. The list only shrinks; a page is removed when it is re-verified.
-V2_PENDING_FILE = HERE / "contract_v2_pending.txt"
 
 DESCRIPTION_MAX = 160
 TAGS_MIN, TAGS_MAX = 2, 5
@@ -178,7 +175,6 @@ def load_site(docs_dir: str | Path) -> Site:
 
 def _load_site(docs: Path) -> Site:
     parts, tags, difficulties = load_taxonomy()
-    pending_v2 = _v2_pending(docs)
     problems: list[str] = []
     pending: list[tuple[str, dict]] = []
 
@@ -193,8 +189,7 @@ def _load_site(docs: Path) -> Site:
         if _is_question_src(rel, parts):
             pending.append((rel, meta))
             offset = text[: len(text) - len(body)].count("\n")
-            if rel not in pending_v2 or sources_section(body) is not None:
-                problems.extend(f"docs/{rel}: Sources: {what}" for what in sources_problems(body))
+            problems.extend(f"docs/{rel}: Sources: {what}" for what in sources_problems(body))
             for hit in find_typed_numbers(body):
                 problems.append(f"docs/{rel}:{hit.line + offset}: typed number {hit.text!r}: sizing, speed "
                                 "and cost figures come from a macro (allowlist: sitebuild/typed_numbers.py)")
@@ -206,7 +201,7 @@ def _load_site(docs: Path) -> Site:
     questions: dict[int, Question] = {}
     first_src: dict[int, str] = {}
     for rel, meta in pending:
-        q = _validate(rel, meta, parts, tags, difficulties, problems, rel in pending_v2)
+        q = _validate(rel, meta, parts, tags, difficulties, problems)
         if q is None:
             continue
         if q.id in first_src:
@@ -230,15 +225,7 @@ def _load_site(docs: Path) -> Site:
     return Site(parts, tags, difficulties, ordered, {q.src: q for q in ordered.values()})
 
 
-def _v2_pending(docs: Path) -> frozenset[str]:
-    """Pages still exempt from key_points and Sources (only for the real docs/ tree, never a fixture)."""
-    if docs != (HERE.parent / "docs").resolve() or not V2_PENDING_FILE.exists():
-        return frozenset()
-    lines = V2_PENDING_FILE.read_text(encoding="utf-8").splitlines()
-    return frozenset(ln.strip() for ln in lines if ln.strip() and not ln.startswith("#"))
-
-
-def _validate(rel, meta, parts, tags, difficulties, problems, pending_v2=False) -> Question | None:
+def _validate(rel, meta, parts, tags, difficulties, problems) -> Question | None:
     where = f"docs/{rel}"
     before = len(problems)
 
@@ -253,8 +240,6 @@ def _validate(rel, meta, parts, tags, difficulties, problems, pending_v2=False) 
             f"(sections: {', '.join(s.dir for s in part.sections)})")
 
     for name in REQUIRED_FIELDS + (part.section_field,):
-        if pending_v2 and name == "key_points" and name not in meta:
-            continue
         if name not in meta or meta[name] is None or meta[name] == "":
             bad(name, "required field is missing")
     other = "theme" if part.section_field == "module" else "module"

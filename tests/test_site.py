@@ -10,7 +10,6 @@ import re
 import pytest
 from bs4 import BeautifulSoup
 
-from sitebuild import V2_PENDING_FILE
 from sitekit import ROOT, build, make_fixture_site, page_html_path
 
 FOLLOWUP_ID = re.compile(r"^fu-[a-z0-9]+(-[a-z0-9]+)*$")
@@ -163,19 +162,4 @@ def test_key_points_open_the_reference_answer(built_site, registry):
         sources = doc.find("h2", id="sources")
         assert sources is not None and len(sources.find_next("ul").select("li a[href^=http]")) >= 2, q.src
         checked += 1
-    pending = V2_PENDING_FILE.read_text(encoding="utf-8")
-    assert checked + sum(1 for ln in pending.splitlines() if ln.strip() and not ln.startswith("#")) \
-        == len(registry.questions)
-
-
-def test_contract_v2_pending_list_only_shrinks(registry):
-    """The exemption list names only existing pages that still lack key points or Sources."""
-    from sitebuild import sources_section
-    lines = [ln.strip() for ln in V2_PENDING_FILE.read_text(encoding="utf-8").splitlines()
-             if ln.strip() and not ln.startswith("#")]
-    for rel in lines:
-        assert rel in registry.by_src, f"{V2_PENDING_FILE.name}: {rel} is not a question page"
-        q = registry.by_src[rel]
-        body = (ROOT / "docs" / rel).read_text(encoding="utf-8")
-        assert not (q.key_points and sources_section(body) is not None), \
-            f"{V2_PENDING_FILE.name}: {rel} has key points and Sources now; remove it from the list"
+    assert checked == len(registry.questions), "every question page carries key points (contract v2)"
