@@ -19,7 +19,9 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-__all__ = ["BatchAggregator"]
+from ._checks import WorkerDied, check_count, check_real, wait_slice
+
+__all__ = ["BatchAggregator", "WorkerDied"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -43,22 +45,23 @@ class BatchAggregator(Generic[T, R]):
         max_wait: float,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if max_batch_size < 1 or max_wait < 0:
-            raise ValueError("need max_batch_size >= 1 and max_wait >= 0")
         self._batch_fn = batch_fn
-        self._max_batch_size = max_batch_size
-        self._max_wait = max_wait
+        self._max_batch_size = check_count("max_batch_size", max_batch_size)
+        self._max_wait = check_real("max_wait", max_wait)  # inf: flush on size or close only
         self._clock = clock
         self._cond = threading.Condition()  # guards everything below
         self._pending: list[_Pending[T, R]] = []
         self._first_at: float | None = None  # arrival time of the oldest pending request
         self._closed = False
+        self._dead: BaseException | None = None  # what stopped the timer thread, if anything
         self._timer: threading.Thread | None = None
 
     def submit(self, item: T) -> Future[R]:
         """Queue one request; runs the batch in this thread if it fills the batch."""
         future: Future[R] = Future()
         with self._cond:
+            if self._dead is not None:
+                raise WorkerDied("batch timer worker stopped") from self._dead
             if self._closed:
                 raise RuntimeError("aggregator is closed")
             self._pending.append(_Pending(item, future))
@@ -94,6 +97,9 @@ class BatchAggregator(Generic[T, R]):
         except Exception as exc:  # every caller in the batch sees the failure
             for p in live:
                 p.future.set_exception(exc)
+        except BaseException as exc:  # KeyboardInterrupt, SystemExit: answer, then let it stop us
+            _fail(live, exc)
+            raise
         else:
             for p, result in zip(live, results):
                 p.future.set_result(result)
@@ -118,17 +124,23 @@ class BatchAggregator(Generic[T, R]):
 
     # --8<-- [start:timer]
     def _timer_loop(self) -> None:
-        while True:
+        try:
+            while True:
+                with self._cond:
+                    while not self._closed and not self._is_due():
+                        timeout = None  # nothing pending: sleep until submit() notifies
+                        if self._first_at is not None:  # an inf max_wait waits in slices
+                            timeout = wait_slice(self._first_at + self._max_wait - self._clock())
+                        self._cond.wait(timeout)
+                    if self._closed:
+                        return
+                    batch = self._cut()
+                self._run(batch)
+        except BaseException as exc:  # the timer is gone: fail what waits, refuse what comes
             with self._cond:
-                while not self._closed and not self._is_due():
-                    timeout = None  # nothing pending: sleep until submit() notifies
-                    if self._first_at is not None:
-                        timeout = self._first_at + self._max_wait - self._clock()
-                    self._cond.wait(timeout)
-                if self._closed:
-                    return
+                self._dead = exc
                 batch = self._cut()
-            self._run(batch)
+            _fail(batch, exc)
 
     def close(self) -> None:
         """Stop the timer, then flush what is left so that no caller waits forever."""
@@ -146,3 +158,12 @@ class BatchAggregator(Generic[T, R]):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _fail(batch: list[_Pending[T, R]], exc: BaseException) -> None:
+    """Answer every request that is not done yet with :class:`WorkerDied`, caused by ``exc``."""
+    for p in batch:
+        if not p.future.done() and (p.future.running() or p.future.set_running_or_notify_cancel()):
+            died = WorkerDied(f"batch timer worker stopped: {exc!r}")
+            died.__cause__ = exc
+            p.future.set_exception(died)

@@ -9,10 +9,13 @@ the slot already taken by another thread (and because spurious wake-ups are allo
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
 from typing import Generic, TypeVar
+
+from ._checks import check_count, check_real, wait_slice
 
 __all__ = ["BoundedQueue", "QueueEmpty", "QueueFull"]
 
@@ -31,13 +34,13 @@ class QueueEmpty(Exception):
 class BoundedQueue(Generic[T]):
     """A thread-safe FIFO queue holding at most ``capacity`` items.
 
-    ``put``/``get`` block by default; ``block=False`` fails at once, ``timeout`` bounds the wait.
+    ``put``/``get`` block by default; ``block=False`` fails at once, ``timeout`` bounds the wait
+    (``None`` or ``inf``: no bound; NaN or negative: ``ValueError``).
     ``try_put``/``try_get`` are the non-raising, non-blocking forms.
     """
 
     def __init__(self, capacity: int) -> None:
-        if capacity < 1:
-            raise ValueError("capacity must be >= 1")
+        check_count("capacity", capacity)
         self._buf: list[T | None] = [None] * capacity
         self._capacity = capacity
         self._head = 0  # index of the oldest item
@@ -105,19 +108,19 @@ def _wait_until(
     clock: Callable[[], float] = time.monotonic,
 ) -> bool:
     """Wait on ``cond`` (held by the caller) until ``predicate()``; ``False`` on timeout."""
+    if timeout is not None:
+        timeout = check_real("timeout", timeout)  # NaN would never expire: refuse it
     if not block:
         return predicate()
-    if timeout is None:
+    if timeout is None or timeout == math.inf:
         while not predicate():
             cond.wait()
         return True
-    if timeout < 0:
-        raise ValueError("timeout must be >= 0")
     deadline = clock() + timeout
     while not predicate():
         remaining = deadline - clock()  # recomputed: a wake-up may not be for us
         if remaining <= 0:
             return False
-        cond.wait(remaining)
+        cond.wait(wait_slice(remaining))  # a huge timeout is waited in slices, never overflows
     return True
 # --8<-- [end:core]

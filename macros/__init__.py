@@ -1,16 +1,18 @@
 """mkdocs-macros entry point: registers the sizing macros and the site macros.
 
 Everything substantive lives in submodules that import nothing from MkDocs: ``macros.formulas`` (the
-formulas), ``macros.catalog`` (models, GPUs, formats, prices), ``macros.render`` (worked examples as
-Markdown) and ``macros.site`` (the question registry). This module only adapts them to mkdocs-macros.
+formulas), ``macros.catalog`` (models, GPUs, formats, prices) and ``macros.render`` (worked examples,
+inline values and reference pages as Markdown). The site macros (section indexes, checklists) come from
+:mod:`sitebuild.pages`. This module only adapts them to mkdocs-macros.
 """
 
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
-from .site import pages as site_pages
+from sitebuild import pages as site_pages
+
+from .render import MACROS
 
 
 class MacroFailure(RuntimeError):
@@ -49,11 +51,9 @@ def on_pre_page_macros(env):
 def define_env(env):
     docs_dir = env.conf["docs_dir"]
     macros = dict(site_pages.site_macros(docs_dir, lambda: env.page.file.src_uri))
-    if (Path(__file__).parent / "render.py").exists():
-        from .render import MACROS
-        clash = set(MACROS) & set(macros)
-        if clash:
-            raise MacroFailure(f"macros/render.py: macro names clash with site macros: {sorted(clash)}")
-        macros.update(MACROS)
+    clash = set(MACROS) & set(macros)
+    if clash:
+        raise MacroFailure(f"macro names clash between macros.render and the site macros: {sorted(clash)}")
+    macros.update(MACROS)
     for name, fn in macros.items():
         env.macro(_guard(env, name, fn), name)

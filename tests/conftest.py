@@ -51,7 +51,7 @@ def offline_site(tmp_path_factory, http_server) -> Path:
 
 @pytest.fixture(scope="session")
 def registry():
-    from macros.site import load_site
+    from sitebuild import load_site
     return load_site(ROOT / "docs")
 
 

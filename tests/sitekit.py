@@ -25,11 +25,9 @@ def build(site_root: Path, out: Path, *, offline: bool = False,
                SOURCE_DATE_EPOCH=SOURCE_DATE_EPOCH)
     if site_url:
         env["SITE_URL"] = site_url
-    env.pop("OFFLINE", None)
-    if offline:
-        env["OFFLINE"] = "true"
+    config = "mkdocs-offline.yml" if offline else "mkdocs.yml"
     return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        [sys.executable, "-m", "mkdocs", "build", "-f", config, "--strict", "--site-dir", str(out)],
         cwd=site_root, env=env, capture_output=True, text=True, timeout=600)
 
 
@@ -43,13 +41,13 @@ def page_html_path(site: Path, src: str, *, directory_urls: bool = True) -> Path
     return site / stem / "index.html"
 
 
-SKELETON = ["hooks", "macros", "overrides", "livecoding", "docs/assets"]
+SKELETON = ["sitebuild", "macros", "overrides", "livecoding", "docs/assets"]
 
 def make_fixture_site(dest: Path, pages: dict[str, str]) -> Path:
-    """A small site for one bad-input case: the real hooks, macros and theme overrides, the real
+    """A small site for one bad-input case: the real site mechanics, macros and theme overrides, the real
     mkdocs.yml with its navigation cut down to the generated question navigation, one index page per
     part and section, and ``pages`` (docs-relative path -> text) as its only content pages."""
-    from macros.site import load_taxonomy
+    from sitebuild import load_taxonomy
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for name in SKELETON:
         src = ROOT / name

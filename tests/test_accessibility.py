@@ -20,7 +20,7 @@ BLOCKING = ("serious", "critical")
 
 
 def _first_section_index() -> str:
-    from macros.site import load_taxonomy
+    from sitebuild import load_taxonomy
     parts, _, _ = load_taxonomy()
     return f"{parts[0].sections[0].path}/index.md"
 

@@ -83,7 +83,8 @@ CASES = {
     "negative size in a sizing macro": (
         page(2, body=BODY + '\n{{ kv_cache("llama-3.1-8b", batch=-2) }}\n'),
         ["docs/" + BAD, "batch must be a whole number >= 1, got -2"]),
-    "one follow-up only": (page(2, body=BODY.split("/// followup | Second")[0] + "## Sources" + BODY.split("## Sources")[1]),
+    "one follow-up only": (page(2, body=BODY.split("/// followup | Second")[0] + "## Sources"
+                                + BODY.split("## Sources")[1]),
                            ["docs/" + BAD, "1 follow-ups", "at least 2"]),
     "follow-up without id": (page(2, body=BODY.replace("    attrs: {id: fu-second}\n", "")),
                              ["docs/" + BAD, "'Second follow-up?' has no id"]),
@@ -98,7 +99,8 @@ CASES = {
                               ["docs/" + BAD, "key_points", "must be a list of strings"]),
     "no Sources section": (page(2, body=BODY.split("## Sources")[0]),
                            ["docs/" + BAD, "Sources", "no '## Sources' section"]),
-    "one source only": (page(2, body=BODY.replace("- [Another primary source](https://example.org/paper), table 2.\n", "")),
+    "one source only": (page(2, body=BODY.replace("- [Another primary source](https://example.org/paper), table 2.\n",
+                                                  "")),
                         ["docs/" + BAD, "Sources", "1 linked sources; at least 2"]),
     "a source without a link": (page(2, body=BODY + "- A book I remember\n"),
                                 ["docs/" + BAD, "Sources", "a source without an http(s) link: 'A book I remember'"]),

@@ -177,7 +177,6 @@ def test_strict_build_passes_without_network(tmp_path):
     assert probe.returncode == 0, probe.stderr or probe.stdout
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1", DISABLE_MKDOCS_2_WARNING="true",
                SOURCE_DATE_EPOCH=SOURCE_DATE_EPOCH)
-    env.pop("OFFLINE", None)
     proc = subprocess.run(prefix + [sys.executable, "-m", "mkdocs", "build", "--strict",
                                     "--site-dir", str(tmp_path / "site")],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)

@@ -180,18 +180,18 @@ def test_awq_int4_llama_70b_checkpoint_size():
 # --------------------------------------------------------------------------------------------------
 
 def test_worked_examples_show_the_corrections():
-    from macros import render as R
     from macros import units as U
+    from macros.render import MACROS as R
 
     m, g, fp8 = CAT.model("llama-3.1-70b"), CAT.gpu("h100-sxm"), CAT.format("fp8")
-    out = R.decode_speed("llama-3.1-70b", "h100-sxm", fmt="fp8", n_gpus=4, batch=1, context="8K", kv_dtype="fp8")
+    out = R["decode_speed"]("llama-3.1-70b", "h100-sxm", fmt="fp8", n_gpus=4, batch=1, context="8K", kv_dtype="fp8")
     comm = tp_decode_allreduce_time(m, 1, 2, 4, g.allreduce_latency_s, g.interconnect_bytes_per_s_per_direction)
     assert "all-reduces: 80 × 2 ×" in out and U.fmt_seconds(comm) in out
-    assert "all-reduce" not in R.decode_speed("llama-3.1-8b", "h100-sxm", n_gpus=1)
-    pre = R.prefill_time("llama-3.1-8b", "h100-sxm", tokens=2048)
+    assert "all-reduce" not in R["decode_speed"]("llama-3.1-8b", "h100-sxm", n_gpus=1)
+    pre = R["prefill_time"]("llama-3.1-8b", "h100-sxm", tokens=2048)
     assert f"2 × {128_256 * 4096:,} × 1 =" in pre
-    tp = R.tp_shards("llama-3.1-70b", n_gpus=16)
+    tp = R["tp_shards"]("llama-3.1-70b", n_gpus=16)
     assert "one whole K/V head per GPU" in tp
-    w = R.weights("llama-3.1-70b", fmt="int4-g128-zp")
+    w = R["weights"]("llama-3.1-70b", fmt="int4-g128-zp")
     assert U.fmt_gb(weight_bytes(m, CAT.format("int4-g128-zp"))) in w and "embeddings (bf16)" in w
     assert fp8.embedding_bits_per_weight == 16     # FP8 checkpoints keep embedding and lm_head in BF16 too

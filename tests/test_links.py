@@ -349,6 +349,6 @@ def test_github_format_annotates_file_and_line():
 
 def test_link_checker_needs_only_the_standard_library():
     """It runs in the scheduled workflow with a bare Python, no .venv."""
-    proc = subprocess.run([sys.executable, "-I", "-S", "-c", "import sys; sys.path.insert(0, 'scripts'); import check_links"],
-                          cwd=ROOT, capture_output=True, text=True)
+    code = "import sys; sys.path.insert(0, 'scripts'); import check_links"
+    proc = subprocess.run([sys.executable, "-I", "-S", "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr

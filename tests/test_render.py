@@ -1,89 +1,25 @@
-"""Rendered worked examples and reference tables: units, links, errors, wrapper and documentation."""
+"""Worked examples and reference tables checked by hand: figures, links, errors.
+
+What holds for every macro (its example renders, the wrapper, GB with GiB, MACROS.md) is in
+test_render_registry.py."""
 
 from __future__ import annotations
 
-import inspect
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-import jinja2
 import markdown
 import pytest
 
-from macros import render
 from macros.catalog import load_catalog
 from macros.errors import MacroInputError
-from macros.render import MACROS, catalog_href, example_block
+from macros.render import MACROS, catalog_href
+
+from render_support import block_outputs
 
 ROOT = Path(__file__).resolve().parents[1]
 CAT = load_catalog()
 MD_EXTENSIONS = ["attr_list", "md_in_html", "tables", "toc", "pymdownx.blocks.details", "pymdownx.superfences"]
-
-# One call per block macro (the worked examples), used by several tests below.
-BLOCK_CALLS = {
-    "param_count": dict(model="deepseek-v3"),
-    "weights": dict(model="gpt-oss-120b", fmt="bf16", expert_fmt="mxfp4"),
-    "kv_per_token": dict(model="gemma-2-9b"),
-    "kv_cache": dict(model="llama-3.1-70b", batch=32, context=8192, kv_dtype="bf16"),
-    "paged_tail_waste": dict(model="llama-3.1-8b", block_size=16, sequences=256),
-    "memory_budget": dict(model="llama-3.1-70b", gpu="h100-sxm", fmt="fp8", n_gpus=2),
-    "tp_shards": dict(model="llama-3.1-70b", n_gpus=16),
-    "allreduce_volume": dict(model="llama-3.1-70b", n_gpus=8, tokens=64, gpu="h100-sxm"),
-    "ep_all_to_all": dict(model="deepseek-v3", tokens=512, n_gpus=8, gpu="h200-sxm"),
-    "decode_speed": dict(model="mixtral-8x7b", gpu="h100-sxm", n_gpus=2, batch=8),
-    "prefill_time": dict(model="llama-3.1-70b", gpu="h100-sxm", tokens="32K", fmt="fp8", n_gpus=4),
-    "arithmetic_intensity": dict(gpu="h100-sxm", batch=32),
-    "gemm_intensity": dict(gpu="h100-sxm", m=4096, k=8192, n=8192),
-    "littles_law": dict(arrival_rate=40, latency=2.5),
-    "replicas": dict(peak_load=900, per_replica=100, target_util=0.75),
-    "zone_replicas": dict(peak_load=20000, per_replica=400, zones=3, target_util=0.7),
-    "hpa": dict(current_replicas=50, current_metric=90, target_metric=75),
-    "cost_per_million": dict(gpu="h100-sxm", tokens_per_s=12000, n_gpus=8, utilization=0.6),
-    "crossover": dict(gpu="h100-sxm", api="gpt-oss-120b-hosted"),
-    "cost_floor": dict(gpu="h100-sxm", n_gpus=8),
-    "spec_decode": dict(acceptance_rate=0.7, draft_length=5, draft_cost=0.1),
-    "lora_size": dict(model="llama-3.1-8b", rank=16),
-    "vision_tokens": dict(height=1080, width=1920),
-    "kv_transfer": dict(model="llama-3.1-70b", context="8K", link_gbit_per_s=400),
-    "load_time": dict(model="llama-3.1-70b", storage_gb_per_s=2, network_gbit_per_s=100),
-}
-PAGE_MACROS = ["model_catalog", "gpu_catalog", "format_catalog", "price_table", "what_fits"]
-INLINE = sorted(set(MACROS) - set(BLOCK_CALLS) - set(PAGE_MACROS))
-
-
-def test_every_block_macro_has_a_test_call():
-    doc_blocks = set(re.findall(r"^### (\w+)$", (ROOT / "macros/MACROS.md").read_text(encoding="utf-8")
-                                .split("## Inline values")[0], re.M))
-    assert doc_blocks == set(BLOCK_CALLS)
-
-
-@pytest.mark.parametrize("name", sorted(BLOCK_CALLS))
-def test_block_macros_render_through_example_block(name, monkeypatch):
-    monkeypatch.setattr(render, "example_block", lambda title, body: f"<<{title}|{body}>>")
-    out = MACROS[name](**BLOCK_CALLS[name])
-    assert out.startswith("<<") and out.endswith(">>")
-    assert "**Formula" in out and "**Result" in out
-
-
-@pytest.mark.parametrize("name", sorted(BLOCK_CALLS))
-def test_block_output_is_indentation_free_markdown(name):
-    out = MACROS[name](**BLOCK_CALLS[name])
-    assert out.startswith('<div class="worked-example" markdown>\n\n**Worked example — ')
-    assert out.endswith("\n\n</div>")
-    for line in out.splitlines():
-        assert not line.startswith((" ", "\t")), f"indented line in {name}: {line!r}"
-    # it renders inside a /// details block with the site's extensions: a table and a result survive
-    html = markdown.Markdown(extensions=MD_EXTENSIONS).convert(f"/// details | T\n\n{out}\n\n///\n")
-    assert '<div class="worked-example">' in html and "<details>" in html
-    assert "**" not in html
-
-
-def test_example_block_format():
-    assert example_block("T", "body") == ('<div class="worked-example" markdown>\n\n'
-                                          '**Worked example — T**\n\nbody\n\n</div>')
-
 
 def test_kv_cache_example_numbers_units_and_links():
     out = MACROS["kv_cache"]("llama-3.1-70b", batch=32, context=8192, kv_dtype="bf16")
@@ -101,15 +37,6 @@ def test_llama2_naive_contrast_figures():
     assert "21.5 GB (20.0 GiB)" in out and "171.8 GB (160.0 GiB)" in out
 
 
-@pytest.mark.parametrize("name", sorted(BLOCK_CALLS))
-def test_byte_results_show_gb_and_gib(name):
-    out = MACROS[name](**BLOCK_CALLS[name])
-    # every decimal GB (or MB) byte figure is followed by its binary GiB (MiB) twin; GB/s is a rate
-    for unit, twin in (("GB", "GiB"), ("MB", "MiB")):
-        for m in re.finditer(rf"\d {unit}(?!/)", out):
-            assert re.match(rf" \([\d,.]+ {twin}\)", out[m.end():]), (name, out[m.start() - 20:m.end() + 20])
-
-
 def test_inline_values():
     # 327,680 bytes = 320 KiB (required figure); DeepSeek-V3 MLA 61 x 576 x 2 = 70,272 bytes.
     assert MACROS["kv_token_bytes"]("llama-3.1-70b", "bf16") == "327,680 bytes (320 KiB)"
@@ -125,19 +52,6 @@ def test_inline_values():
     assert MACROS["format_bits"]("int4-g128") == "4.125 bits"
     assert MACROS["model_link"]("llama-3.1-70b") == "[Llama-3.1-70B](/reference/models.md#model-llama-3-1-70b)"
     assert MACROS["kv_cache_gb"]("llama-3.1-70b", batch=32, context="8K") == "85.9 GB (80.0 GiB)"
-
-
-@pytest.mark.parametrize("name", INLINE)
-def test_inline_macros_are_single_line(name):
-    sig = inspect.signature(MACROS[name])
-    kwargs = {}
-    for p in sig.parameters.values():
-        if p.default is not inspect.Parameter.empty:
-            continue
-        kwargs[p.name] = {"model": "llama-3.1-70b", "gpu": "h100-sxm", "fmt": "fp8", "field": "hidden_size",
-                          "acceptance_rate": 0.8, "draft_length": 4}[p.name]
-    out = MACROS[name](**kwargs)
-    assert out and "\n" not in out
 
 
 def test_catalog_href():
@@ -235,8 +149,8 @@ def test_every_link_in_examples_points_at_an_existing_anchor():
     anchors = (_ids(MACROS["model_catalog"]()) | _ids(MACROS["gpu_catalog"]()) | _ids(MACROS["format_catalog"]())
                | _ids(MACROS["price_table"]()))
     checked = 0
-    for name, kwargs in BLOCK_CALLS.items():
-        for target in re.findall(r"\]\((/reference/[^)#]+\.md)#([^)]+)\)", MACROS[name](**kwargs)):
+    for name, out in block_outputs().items():
+        for target in re.findall(r"\]\((/reference/[^)#]+\.md)#([^)]+)\)", out):
             assert target[1] in anchors, (name, target)
             checked += 1
     assert checked > 50
@@ -266,46 +180,6 @@ def test_what_fits_cells():
     q8 = next(line for line in qwen.splitlines() if "| 8 |" in line)
     assert "TP invalid" in q8
     assert "Assumptions" in out
-
-
-# --------------------------------------------------------------------------------------------------
-# documentation and isolation
-# --------------------------------------------------------------------------------------------------
-
-def _doc_examples() -> list[tuple[str, str]]:
-    text = (ROOT / "macros/MACROS.md").read_text(encoding="utf-8")
-    return re.findall(r"^### (\w+)\n.*?^```\n(\{\{.*?\}\})\n```", text, re.M | re.S)
-
-
-def test_macros_md_documents_exactly_the_registered_macros():
-    headings = re.findall(r"^### (\w+)$", (ROOT / "macros/MACROS.md").read_text(encoding="utf-8"), re.M)
-    assert sorted(headings) == sorted(MACROS)
-    assert len(_doc_examples()) == len(MACROS)
-
-
-@pytest.mark.parametrize("name, call", _doc_examples())
-def test_macros_md_examples_render(name, call):
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
-    env.globals.update(MACROS)
-    assert name in call
-    out = env.from_string(call).render()
-    assert out.strip()
-
-
-def test_every_macro_has_a_docstring():
-    for name, fn in MACROS.items():
-        assert (fn.__doc__ or "").strip(), name
-
-
-def test_macros_package_does_not_import_mkdocs():
-    for path in (ROOT / "macros").rglob("*.py"):
-        text = path.read_text(encoding="utf-8")
-        assert not re.search(r"^\s*(import mkdocs|from mkdocs)", text, re.M), path
-    code = ("import sys, macros.render, macros.formulas, macros.catalog; "
-            "bad = [m for m in sys.modules if m.split('.')[0] in ('mkdocs', 'mkdocs_macros', 'material')]; "
-            "assert not bad, bad")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
 
 
 def test_catalog_free_text_is_escaped():

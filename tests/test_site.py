@@ -10,7 +10,7 @@ import re
 import pytest
 from bs4 import BeautifulSoup
 
-from macros.site import V2_PENDING_FILE
+from sitebuild import V2_PENDING_FILE
 from sitekit import ROOT, build, make_fixture_site, page_html_path
 
 FOLLOWUP_ID = re.compile(r"^fu-[a-z0-9]+(-[a-z0-9]+)*$")
@@ -132,7 +132,7 @@ def test_macro_table_renders_inside_a_collapsed_block(tmp_path):
     table = doc.select_one("details.answer table")
     assert table is not None, "the macro's table did not render inside the answer block"
     import yaml
-    vocabulary = yaml.safe_load((ROOT / "macros" / "site" / "tags.yml").read_text(encoding="utf-8"))
+    vocabulary = yaml.safe_load((ROOT / "sitebuild" / "tags.yml").read_text(encoding="utf-8"))
     assert len(table.select("tbody tr")) == len(vocabulary)
     assert "|" not in doc.select_one("details.answer").get_text()
 
@@ -170,7 +170,7 @@ def test_key_points_open_the_reference_answer(built_site, registry):
 
 def test_contract_v2_pending_list_only_shrinks(registry):
     """The exemption list names only existing pages that still lack key points or Sources."""
-    from macros.site import sources_section
+    from sitebuild import sources_section
     lines = [ln.strip() for ln in V2_PENDING_FILE.read_text(encoding="utf-8").splitlines()
              if ln.strip() and not ln.startswith("#")]
     for rel in lines:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from macros.site.typed_numbers import find_typed_numbers
+from sitebuild.typed_numbers import find_typed_numbers
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -104,3 +104,15 @@ def test_link_watch_runs_on_a_schedule_not_in_the_test_suite():
     assert wf["on"]["schedule"] and "workflow_dispatch" in wf["on"]
     runs = " ".join(s.get("run", "") for s in steps(wf["jobs"]["links"]))
     assert "./scripts/check-links" in runs
+
+
+def test_the_tests_run_on_every_supported_python():
+    # The README's supported versions, pyproject's lower bound and the CI matrix are the same set.
+    matrix = load("test.yml")["jobs"]["test"]["strategy"]["matrix"]["python"]
+    assert matrix == ["3.11", "3.12", "3.13"]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "Python 3.11 (3.11.5 or later), 3.12 or 3.13" in readme
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'requires-python = ">=3.11.5"' in pyproject
+    assert load("test.yml")["jobs"]["test"]["container"] == "python:${{ matrix.python }}-bookworm"
+

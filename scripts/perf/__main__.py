@@ -105,9 +105,7 @@ def html_path(site: Path, src: str) -> Path:
 
 def bench_page_weight(site: Path) -> None:
     heading(f"Page weight (gzip -{weight.GZIP_LEVEL}, from the files of the build)")
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    from macros.site import load_site
+    from sitebuild import load_site
     questions = load_site(ROOT / "docs").questions.values()
     pages = {q.src: html_path(site, q.src) for q in questions}
     sizes = {src: weight.file_weight(p) for src, p in pages.items()}
@@ -217,8 +215,7 @@ def bench_no_network(tmp: Path) -> None:
         print(f"method: `{' '.join(prefix)}` (empty network namespace); a connection from inside it "
               f"{'FAILED as expected' if reach.returncode else 'SUCCEEDED (namespace has network!)'}")
         run = buildtime.run_build(ROOT / "mkdocs.yml", tmp / "site-nonet", prefix=prefix)
-        off = buildtime.run_build(ROOT / "mkdocs.yml", tmp / "site-nonet-off", prefix=prefix,
-                                  env={"OFFLINE": "true"})
+        off = buildtime.run_build(ROOT / "mkdocs-offline.yml", tmp / "site-nonet-off", prefix=prefix)
     else:
         blocker = tmp / "blocker"
         blocker.mkdir(exist_ok=True)
@@ -227,7 +224,7 @@ def bench_no_network(tmp: Path) -> None:
               "(sitecustomize on PYTHONPATH)")
         env = {"PYTHONPATH": str(blocker)}
         run = buildtime.run_build(ROOT / "mkdocs.yml", tmp / "site-nonet", env=env)
-        off = buildtime.run_build(ROOT / "mkdocs.yml", tmp / "site-nonet-off", env={**env, "OFFLINE": "true"})
+        off = buildtime.run_build(ROOT / "mkdocs-offline.yml", tmp / "site-nonet-off", env=env)
     print(f"strict build, online variant      {'passed' if run.ok else 'FAILED'} ({run.seconds:.2f} s)")
     print(f"strict build, offline variant     {'passed' if off.ok else 'FAILED'} ({off.seconds:.2f} s)")
     verdict(run.ok and off.ok, "build without network")
@@ -251,9 +248,7 @@ def bench_lighthouse(tmp: Path) -> None:
         if not run.ok:
             fail_build("strict build for Lighthouse", run)
         server.serve(tmp / "site-lh")
-        if str(ROOT) not in sys.path:
-            sys.path.insert(0, str(ROOT))
-        from macros.site import load_site
+        from sitebuild import load_site
         qs = list(load_site(ROOT / "docs").questions.values())
         targets = [("home", "")]
         if qs:

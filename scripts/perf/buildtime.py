@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCE_DATE_EPOCH = "1767225600"
 NAV_PLACEHOLDER = "QUESTIONS"
 # What a scaled copy of the site needs besides docs/ and mkdocs.yml (snippets read livecoding/).
-SKELETON = ["hooks", "macros", "overrides", "livecoding"]
+SKELETON = ["sitebuild", "macros", "overrides", "livecoding"]
 
 
 @dataclass
@@ -37,7 +37,6 @@ class BuildRun:
 def _env(extra: dict | None = None) -> dict:
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1", DISABLE_MKDOCS_2_WARNING="true",
                SOURCE_DATE_EPOCH=SOURCE_DATE_EPOCH)
-    env.pop("OFFLINE", None)
     env.update(extra or {})
     return env
 
@@ -60,7 +59,20 @@ def run_build(config: Path, site_dir: Path, *, strict: bool = True, cwd: Path = 
 
 
 class _EnvLoader(yaml.SafeLoader):
-    """Reads mkdocs.yml: ``!ENV [NAME, default]`` becomes the variable's value or the default."""
+    """Reads mkdocs.yml: ``!ENV [NAME, default]`` becomes the variable's value or the default, and
+    ``!!python/name:x.y`` a :class:`PyName` that is written back as the same tag."""
+
+
+class PyName(str):
+    """A ``!!python/name:`` reference from mkdocs.yml, kept as text."""
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+_EnvLoader.add_multi_constructor("tag:yaml.org,2002:python/name:", lambda loader, suffix, node: PyName(suffix))
+_Dumper.add_representer(PyName, lambda dumper, v: dumper.represent_scalar(f"tag:yaml.org,2002:python/name:{v}", ""))
 
 
 def _env_tag(loader, node):
@@ -85,9 +97,7 @@ def load_config(path: Path | None = None) -> dict:
 
 def question_nav(config: dict, docs_dir: Path) -> list:
     """The navigation the site hook would generate, written out in full (for a build without the hook)."""
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    from macros.site import build_nav, load_site
+    from sitebuild import build_nav, load_site
     nav = list(config["nav"])
     i = nav.index(NAV_PLACEHOLDER)
     return build_nav(load_site(docs_dir), nav[:i], nav[i + 1:])
@@ -101,8 +111,7 @@ def _plain(config: dict, docs: Path) -> dict:
     config["docs_dir"] = str(docs)
     config.pop("hooks", None)
     config["theme"] = {k: v for k, v in config["theme"].items() if k != "custom_dir"}
-    config["plugins"] = [p for p in config["plugins"]
-                         if (p if isinstance(p, str) else next(iter(p))) not in ("macros", "offline")]
+    config["plugins"] = {k: v for k, v in config["plugins"].items() if k not in ("macros", "offline")}
     # Built without --strict: without the macros, raw pages show their macro calls as text and miss
     # the links those would render. The work done is the same either way.
     config["strict"] = False
@@ -111,7 +120,7 @@ def _plain(config: dict, docs: Path) -> dict:
 
 def _write(config: dict, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    path.write_text(yaml.dump(config, Dumper=_Dumper, sort_keys=False, allow_unicode=True), encoding="utf-8")
     return path
 
 
@@ -152,14 +161,10 @@ def write_expanded_plain_config(dest: Path) -> Path:
     dumping = dict(config, docs_dir=str(docs),
                    hooks=[str(ROOT / h) for h in config.get("hooks", [])] + [str(hook)])
     dumping["theme"] = dict(config["theme"], custom_dir=str(ROOT / config["theme"]["custom_dir"]))
-    plugins = []
-    for p in config["plugins"]:  # the macros module is found relative to the config file: make it absolute
-        if isinstance(p, dict) and "macros" in p:
-            opts = dict(p["macros"] or {})
-            opts["module_name"] = str(ROOT / opts.get("module_name", "main"))
-            p = {"macros": opts}
-        plugins.append(p)
-    dumping["plugins"] = plugins
+    # the macros module is found relative to the config file: make it absolute
+    macros = dict(config["plugins"]["macros"] or {})
+    macros["module_name"] = str(ROOT / macros.get("module_name", "main"))
+    dumping["plugins"] = dict(config["plugins"], macros=macros)
     run = run_build(_write(dumping, dest / "mkdocs-dump.yml"), dest / "site-dump",
                     env={"MSIB_DUMP_DIR": str(expanded), "PYTHONPATH": str(ROOT)})
     if not run.ok:
@@ -175,9 +180,7 @@ _ID_LINE = re.compile(r"^id:[ \t]*(\d+)[ \t]*$", re.M)
 def scaled_site(dest: Path, multiplier: int, *, prune: bool = True) -> tuple[Path, int, int]:
     """A copy of the site at ``dest`` where every question page exists ``multiplier`` times (copies in the
     same section, id + k*100000, file name suffix -xk). Returns (mkdocs.yml path, pages, questions)."""
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    from macros.site import load_site
+    from sitebuild import load_site
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
+import math
 import selectors
 import sys
 import threading
 import time
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 from hypothesis import HealthCheck, settings
@@ -130,3 +132,61 @@ def join_all(threads: list[threading.Thread], timeout: float = 30.0) -> None:
         t.join(max(0.0, deadline - time.monotonic()))
     alive = [t.name for t in threads if t.is_alive()]
     assert not alive, f"threads still running (deadlock or lost wake-up?): {alive}"
+
+
+NAN, INF = float("nan"), float("inf")
+BAD_COUNTS = [0, -1, 2.5, NAN, INF, True, "3"]  # not an int >= 1
+BAD_SECONDS = [-1.0, NAN, "1"]  # negative, NaN, not a number
+
+
+def best_seconds_per_op(setup: Callable[[int], Callable[[int], object]], size: int, ops: int = 2000) -> float:
+    """Fastest of 5 timings of ``ops`` calls of ``setup(size)``'s operation, per call.
+
+    Only the calls are timed, with the cyclic garbage collector paused (its passes grow with the
+    heap, not with the algorithm), and the minimum filters out the other processes on a shared
+    machine. A claim of O(1) per operation is then checked as a ratio between two sizes with a
+    generous bound: an O(n) operation would give a ratio near the ratio of the sizes.
+    """
+    best = math.inf
+    for _ in range(5):
+        op = setup(size)
+        gc.disable()
+        try:
+            started = time.perf_counter()
+            for i in range(ops):
+                op(i)
+            best = min(best, (time.perf_counter() - started) / ops)
+        finally:
+            gc.enable()
+    return best
+
+
+class CountingList(list):
+    """A list that counts element moves, the cost model of ``list.insert``/``del``/slice writes.
+
+    ``insert(i, x)`` moves ``len - i`` elements, ``del l[i]`` moves ``len - i - 1``, and a slice
+    assignment writes every element of the old and the new contents. ``bisect.insort`` calls the
+    ``insert`` method of a list subclass, so every insertion is counted.
+    """
+
+    moves = 0
+
+    def insert(self, i, x):  # noqa: D401 - list API
+        i = len(self) if i > len(self) else i
+        CountingList.moves += len(self) - i
+        super().insert(i, x)
+
+    def __delitem__(self, i):
+        if isinstance(i, slice):
+            CountingList.moves += len(self)
+        else:
+            CountingList.moves += len(self) - (i % len(self)) - 1
+        super().__delitem__(i)
+
+    def __setitem__(self, i, value):
+        if isinstance(i, slice):
+            value = list(value)
+            CountingList.moves += len(self) + len(value)
+        else:
+            CountingList.moves += 1
+        super().__setitem__(i, value)

@@ -8,7 +8,8 @@ from concurrent.futures import CancelledError
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from lc_support import DETERMINISTIC, FakeClock, gil_pressure, join_all
+from lc_support import (BAD_COUNTS, BAD_SECONDS, DETERMINISTIC, INF, FakeClock, best_seconds_per_op, gil_pressure,
+                        join_all)
 
 from livecoding.batch_aggregator import BatchAggregator
 
@@ -218,3 +219,70 @@ def test_concurrent_producers_lose_and_duplicate_nothing() -> None:
     assert sent == everything  # each request in exactly one batch
     assert results == {x: x * 10 for x in everything}  # and each caller got its own answer
     assert all(1 <= len(b) <= max_batch for b in rec.batches)
+
+
+# ----- arguments, a dying timer, cost at two sizes (issue 28) -------------------------------------
+
+
+class Fatal(BaseException):
+    """Stands for KeyboardInterrupt/SystemExit raised inside batch_fn: not an Exception."""
+
+
+@pytest.mark.parametrize("size", BAD_COUNTS)
+def test_max_batch_size_must_be_an_int_of_at_least_one(size) -> None:
+    with pytest.raises(ValueError, match="max_batch_size"):
+        BatchAggregator(Recorder(), max_batch_size=size, max_wait=1.0)
+
+
+@pytest.mark.parametrize("wait", BAD_SECONDS)
+def test_max_wait_must_be_a_non_negative_number(wait) -> None:
+    with pytest.raises(ValueError, match="max_wait"):
+        BatchAggregator(Recorder(), max_batch_size=2, max_wait=wait)
+
+
+@pytest.mark.parametrize("wait", [INF, 1e300])
+def test_infinite_max_wait_means_size_or_close_only_and_the_timer_survives(wait) -> None:
+    clock = FakeClock()
+    rec = Recorder()
+    agg = BatchAggregator(rec, max_batch_size=3, max_wait=wait, clock=clock).start()
+    f1 = agg.submit(1)
+    clock.wait_for_reads(2)  # the timer has computed its (huge) timeout ...
+    agg._timer.join(0.5)  # ... and is waiting on it (a timer that chokes on it dies here)
+    assert agg._timer.is_alive(), "the timer thread died on the huge timeout"
+    clock.set(1e12)
+    assert agg.poll() == 0 and not f1.done()  # never due by time
+    assert agg._timer.is_alive(), "the timer thread died on the huge timeout"
+    agg.close()  # close still flushes
+    assert f1.result(timeout=5) == 10 and rec.batches == [[1]]
+
+
+def test_a_base_exception_in_the_timer_fails_every_caller_and_later_submits() -> None:
+    clock = FakeClock()
+
+    def batch_fn(items: list[int]) -> list[int]:
+        raise Fatal("stop")
+
+    agg = BatchAggregator(batch_fn, max_batch_size=10, max_wait=1.0, clock=clock).start()
+    futures = [agg.submit(x) for x in (1, 2)]
+    clock.set(1.0)  # the timer thread runs the batch, and batch_fn kills it
+    for f in futures:
+        with pytest.raises(RuntimeError, match="worker stopped") as info:
+            f.result(timeout=5)  # an exception, not a hang
+        assert isinstance(info.value.__cause__, Fatal)
+    agg._timer.join(5)
+    assert not agg._timer.is_alive()
+    with pytest.raises(RuntimeError, match="worker stopped"):
+        agg.submit(3)  # submission fails fast once the timer is gone
+
+
+def test_submit_costs_the_same_with_100_or_10000_pending() -> None:
+    """The page claims submit() is O(1) under the lock: time it at two queue sizes."""
+
+    def setup(pending: int):
+        agg = BatchAggregator(lambda xs: xs, max_batch_size=10**9, max_wait=INF, clock=FakeClock())
+        for x in range(pending):
+            agg.submit(x)
+        return agg.submit  # timed: 2,000 more submits on top of `pending`
+
+    small, large = best_seconds_per_op(setup, 100), best_seconds_per_op(setup, 10_000)
+    assert large / small < 3, f"per-submit time grew {large / small:.1f}x for 100x more pending"

@@ -9,7 +9,7 @@ from collections import deque
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from lc_support import DETERMINISTIC, gil_pressure, join_all
+from lc_support import BAD_COUNTS, BAD_SECONDS, INF, best_seconds_per_op, gil_pressure, join_all, DETERMINISTIC
 
 from livecoding.bounded_queue import BoundedQueue, QueueEmpty, QueueFull
 
@@ -168,3 +168,64 @@ def test_many_producers_many_consumers_no_loss_and_per_producer_order() -> None:
             seqs = [s for p, s in got if p == pid]
             assert seqs == sorted(seqs)
     assert len(q) == 0
+
+
+# ----- arguments, infinite timeouts, cost at two sizes (issue 28) ---------------------------------
+
+
+@pytest.mark.parametrize("capacity", BAD_COUNTS)
+def test_capacity_must_be_an_int_of_at_least_one(capacity) -> None:
+    with pytest.raises(ValueError, match="capacity"):
+        BoundedQueue(capacity)
+
+
+@pytest.mark.parametrize("timeout", BAD_SECONDS)
+def test_a_nan_or_negative_timeout_is_rejected_at_the_call(timeout) -> None:
+    q: BoundedQueue[int] = BoundedQueue(1)
+    out = _call_in_thread(q.get, timeout=timeout)  # a NaN timeout used to spin here forever
+    join_all([out["thread"]], timeout=5)
+    assert isinstance(out.get("error"), ValueError) and "timeout" in str(out["error"])
+    q.put(1)
+    out = _call_in_thread(q.put, 2, timeout=timeout)
+    join_all([out["thread"]], timeout=5)
+    assert isinstance(out.get("error"), ValueError) and len(q) == 1
+
+
+@pytest.mark.parametrize("timeout", [INF, 1e300])
+def test_an_infinite_or_huge_timeout_waits_like_none(timeout) -> None:
+    q: BoundedQueue[int] = BoundedQueue(1)
+    got: list = []
+    consumer = threading.Thread(daemon=True, target=lambda: got.append(q.get(timeout=timeout)))
+    consumer.start()
+    consumer.join(0.2)
+    assert consumer.is_alive(), "get() returned or died instead of waiting"
+    q.put(7)
+    join_all([consumer], timeout=5)
+    assert got == [7]
+    q.put(8)
+    out: list = []
+    producer = threading.Thread(daemon=True, target=lambda: out.append(q.put(9, timeout=timeout)))
+    producer.start()
+    producer.join(0.2)
+    assert producer.is_alive()
+    assert q.get() == 8
+    join_all([producer], timeout=5)
+    assert q.get() == 9
+
+
+def test_put_and_get_cost_the_same_at_occupancy_100_and_10000() -> None:
+    """The page claims O(1) put and get: time them at two queue sizes."""
+
+    def setup(occupancy: int):
+        q: BoundedQueue[int] = BoundedQueue(occupancy + 1)
+        for x in range(occupancy):
+            q.put(x)
+
+        def put_get(x: int) -> None:  # one item through a queue that holds `occupancy`
+            q.put(x)
+            q.get()
+
+        return put_get
+
+    small, large = best_seconds_per_op(setup, 100), best_seconds_per_op(setup, 10_000)
+    assert large / small < 3, f"per-call time grew {large / small:.1f}x for 100x more items"

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from lc_support import DETERMINISTIC, FakeClock
+from lc_support import DETERMINISTIC, INF, NAN, CountingList, FakeClock
 
 from livecoding.sliding_p99 import BucketedSlidingPercentile, ExactSlidingPercentile, nearest_rank
 
@@ -150,3 +151,135 @@ def test_bucketed_window_expiry_by_slot() -> None:
     assert len(b) == 1 and b.quantile(0.5) == 512
     clock.set(7.0)  # slot 2 has left too
     assert len(b) == 0 and b.p99() is None
+
+
+# ----- inputs, time order, float boundaries, expiry cost (issue 28) -------------------------------
+
+
+def test_nan_samples_are_refused_and_leave_the_window_intact() -> None:
+    clock = FakeClock()
+    w = ExactSlidingPercentile(window=10.0, clock=clock)
+    w.add(1.0)
+    with pytest.raises(ValueError, match="NaN"):
+        w.add(NAN)  # the minimal breaking case was 1, nan, 0, 0
+    w.add(0.0)
+    w.add(0.0)
+    assert (len(w), w.quantile(0.5), w.quantile(1.0)) == (3, 0.0, 1.0)
+    clock.set(10.0)
+    assert len(w) == 0 and w.p99() is None  # every sample expired, none stuck
+    w.add(INF)  # infinities sort fine and are kept
+    assert w.p99() == INF
+
+
+@pytest.mark.parametrize("window", [0.0, -1.0, NAN, "10"])
+def test_exact_window_must_be_a_positive_number(window) -> None:
+    with pytest.raises(ValueError, match="window"):
+        ExactSlidingPercentile(window=window, clock=FakeClock())
+
+
+def test_an_infinite_window_never_expires() -> None:
+    clock = FakeClock()
+    w = ExactSlidingPercentile(window=INF, clock=clock)
+    w.add(3.0)
+    clock.set(1e300)
+    assert len(w) == 1 and w.p99() == 3.0
+
+
+def test_a_clock_that_steps_back_records_the_sample_at_the_newest_time() -> None:
+    clock = FakeClock(10.0)
+    w = ExactSlidingPercentile(window=10.0, clock=clock)
+    w.add(5.0)  # t = 10
+    clock.set(0.0)
+    w.add(1.0)  # read as t = 0, recorded as t = 10: arrival order is time order
+    clock.set(19.5)
+    assert len(w) == 2
+    clock.set(20.0)
+    assert len(w) == 0
+
+
+def test_the_window_edge_is_compared_in_floating_point_as_stated() -> None:
+    # The page's rule: in the window iff t > now - window, computed in binary floating point.
+    # 0.3 - 0.2 is 0.09999999999999998, so a sample at t = 0.1 is still in at now = 0.3.
+    clock = FakeClock(0.1)
+    w = ExactSlidingPercentile(window=0.2, clock=clock)
+    w.add(1.0)
+    clock.set(0.3)
+    assert 0.3 - 0.2 < 0.1 and len(w) == 1
+
+
+def _expiry_moves(n: int, expire_fraction: float) -> int:
+    """List element moves spent expiring ``expire_fraction`` of ``n`` random samples in one call."""
+    clock = FakeClock()
+    w = ExactSlidingPercentile(window=100.0, clock=clock)
+    w._sorted = CountingList()  # white-box: count the moves of the sorted list
+    rnd = random.Random(n)
+    for i in range(n):
+        clock.set(i / n)  # n samples spread over [0, 1)
+        w.add(rnd.random())
+    CountingList.moves = 0
+    clock.set(100.0 + expire_fraction)  # everything older than expire_fraction goes in one call
+    cutoff = (100.0 + expire_fraction) - 100.0
+    assert len(w) == sum(i / n > cutoff for i in range(n))
+    return CountingList.moves
+
+
+@pytest.mark.parametrize("fraction", [1.0, 0.5])
+def test_expiring_much_of_the_window_at_once_is_linear(fraction: float) -> None:
+    small, large = _expiry_moves(2_000, fraction), _expiry_moves(8_000, fraction)
+    # One-by-one deletion moves ~n/2 elements per expired sample: ~n^2 in total, ratio ~16 here.
+    assert large <= 3 * 8_000, f"{large} moves to expire part of an 8,000-sample window"
+    assert large / small < 6, f"moves grew {large / small:.1f}x for 4x the samples"
+
+
+class CountingFloat(float):
+    compares = 0
+
+    def __lt__(self, other):
+        CountingFloat.compares += 1
+        return float.__lt__(self, other)
+
+
+@pytest.mark.parametrize("n", [1_000, 16_000])
+def test_add_does_a_binary_search_and_one_shift(n: int) -> None:
+    """The page's cost of add: O(log n) comparisons to find the place, at most n moves to shift."""
+    w = ExactSlidingPercentile(window=INF, clock=FakeClock())
+    w._sorted = CountingList()
+    rnd = random.Random(n)
+    for _ in range(n):
+        w.add(CountingFloat(rnd.random()))
+    CountingFloat.compares = CountingList.moves = 0
+    for _ in range(100):
+        w.add(CountingFloat(rnd.random()))
+    assert CountingFloat.compares <= 100 * (math.log2(n + 100) + 2)
+    assert CountingList.moves <= 100 * (n + 100)
+
+
+@pytest.mark.parametrize("value", [NAN, "1"])
+def test_bucketed_refuses_nan_samples(value) -> None:
+    b = BucketedSlidingPercentile(min_value=1, max_value=100, ratio=2, slot_width=1, slots=1, clock=FakeClock())
+    with pytest.raises(ValueError):
+        b.add(value)
+    assert len(b) == 0
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [dict(max_value=INF), dict(min_value=NAN), dict(ratio=NAN), dict(ratio=INF), dict(slot_width=NAN),
+     dict(slot_width=INF), dict(slots=2.5), dict(slots=0)],
+)
+def test_bucketed_configuration_is_finite_and_checked(bad) -> None:
+    args = dict(min_value=1.0, max_value=100.0, ratio=2.0, slot_width=1.0, slots=5) | bad
+    with pytest.raises(ValueError):
+        BucketedSlidingPercentile(**args, clock=FakeClock())
+
+
+def test_bucketed_clock_stepping_back_counts_in_the_newest_slot() -> None:
+    clock = FakeClock(10.0)
+    b = BucketedSlidingPercentile(min_value=1, max_value=100, ratio=2, slot_width=1, slots=5, clock=clock)
+    b.add(3)  # slot 10
+    clock.set(2.0)
+    b.add(30)  # read as slot 2, counted in slot 10
+    clock.set(14.5)
+    assert len(b) == 2
+    clock.set(15.0)
+    assert len(b) == 0

@@ -9,7 +9,8 @@ import threading
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lc_support import DETERMINISTIC, FakeClock, gil_pressure, join_all, run_virtual
+from lc_support import (BAD_COUNTS, BAD_SECONDS, DETERMINISTIC, INF, FakeClock, best_seconds_per_op, gil_pressure,
+                        join_all, run_virtual)
 
 from livecoding.timed_batcher import AsyncTimedBatcher, TimedBatcher
 
@@ -258,3 +259,126 @@ def test_async_many_tasks_no_loss_no_duplicates(seed: int, max_batch: int) -> No
     assert results == [i * 10 for _, i in arrivals]
     assert sorted(x for batch in rec.batches for x in batch) == list(range(1500))
     assert all(1 <= len(batch) <= max_batch for batch in rec.batches)
+
+
+# ----- arguments, a dying worker, shutdown deadlines, cost at two sizes (issue 28) -----------------
+
+
+class Fatal(BaseException):
+    """Stands for KeyboardInterrupt/SystemExit raised inside batch_fn."""
+
+
+@pytest.mark.parametrize("cls", [TimedBatcher, AsyncTimedBatcher])
+@pytest.mark.parametrize("size", BAD_COUNTS)
+def test_max_batch_size_is_checked(cls, size) -> None:
+    with pytest.raises(ValueError, match="max_batch_size"):
+        cls(Recorder(), max_batch_size=size, max_wait=1.0)
+
+
+@pytest.mark.parametrize("cls", [TimedBatcher, AsyncTimedBatcher])
+@pytest.mark.parametrize("wait", BAD_SECONDS)
+def test_max_wait_is_checked(cls, wait) -> None:
+    with pytest.raises(ValueError, match="max_wait"):
+        cls(Recorder(), max_batch_size=2, max_wait=wait)
+
+
+@pytest.mark.parametrize("wait", [INF, 1e300])
+def test_threaded_infinite_max_wait_flushes_on_size_or_close_and_the_worker_survives(wait) -> None:
+    clock = FakeClock()
+    rec = Recorder()
+    b = TimedBatcher(rec, max_batch_size=2, max_wait=wait, clock=clock)
+    f1 = b.submit(1)
+    clock.wait_for_reads(1)  # the worker computed its (huge) remaining time ...
+    b._worker.join(0.5)  # ... and waits on it; a worker that chokes on it dies here
+    assert b._worker.is_alive(), "the worker died on the huge timeout"
+    f2, f3 = b.submit(2), b.submit(3)
+    assert (f1.result(timeout=5), f2.result(timeout=5)) == (10, 20)  # size still works
+    b.close()
+    assert f3.result(timeout=5) == 30 and rec.batches == [[1, 2], [3]]
+
+
+def test_threaded_dead_worker_fails_callers_and_refuses_submits() -> None:
+    def batch_fn(items: list[int]) -> list[int]:
+        if 2 in items:
+            raise Fatal("stop")
+        return [x * 10 for x in items]
+
+    entered, release = threading.Event(), threading.Event()
+
+    def gated(items: list[int]) -> list[int]:
+        entered.set()
+        assert release.wait(5)
+        return batch_fn(items)
+
+    b = TimedBatcher(gated, max_batch_size=2, max_wait=MAX_WAIT, clock=FakeClock())
+    doomed = [b.submit(1), b.submit(2)]
+    assert entered.wait(5)
+    queued = b.submit(3)  # waits in the queue behind the batch that will kill the worker
+    release.set()
+    for f in [*doomed, queued]:
+        with pytest.raises(RuntimeError, match="worker stopped"):
+            f.result(timeout=5)  # an exception, not a hang
+    b._worker.join(5)
+    with pytest.raises(RuntimeError, match="worker stopped"):
+        b.submit(4)
+    b.close()  # still returns
+
+
+def test_async_batch_fn_raising_cancelled_error_fails_callers_and_later_submits() -> None:
+    async def batch_fn(items: list[int]) -> list[int]:
+        raise asyncio.CancelledError()
+
+    async def main():
+        b = AsyncTimedBatcher(batch_fn, max_batch_size=1, max_wait=1.0)
+        first = await asyncio.gather(b.submit(1), return_exceptions=True)
+        await asyncio.sleep(0)
+        try:
+            second = await asyncio.wait_for(b.submit(2), 10)  # used to hang forever
+        except Exception as exc:  # noqa: BLE001 - the test inspects it
+            second = exc
+        return first[0], second
+
+    first, second = run_virtual(main())
+    assert isinstance(first, BaseException)  # the caller of that batch got an answer
+    assert isinstance(second, RuntimeError) and "worker stopped" in str(second), repr(second)
+
+
+def test_async_aclose_cut_short_by_a_deadline_answers_every_caller() -> None:
+    async def slow(items: list[int]) -> list[int]:
+        await asyncio.sleep(100)
+        return [x * 10 for x in items]
+
+    async def main():
+        b = AsyncTimedBatcher(slow, max_batch_size=2, max_wait=1.0)
+        callers = [asyncio.create_task(b.submit(x)) for x in range(5)]
+        await asyncio.sleep(0.5)  # [0, 1] is running; 2, 3, 4 are queued
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(b.aclose(), 5)  # the shutdown deadline cancels aclose()
+        done, pending = await asyncio.wait(callers, timeout=10)
+        with pytest.raises(RuntimeError):
+            await b.submit(9)
+        return callers, pending
+
+    callers, pending = run_virtual(main())
+    assert not pending, "callers left waiting after the shutdown deadline"
+    for task in callers:
+        assert not task.cancelled()  # the callers were not cancelled: they get an error
+        assert isinstance(task.exception(), RuntimeError) and "worker stopped" in str(task.exception())
+
+
+def test_threaded_submit_costs_the_same_with_100_or_10000_queued() -> None:
+    """The page claims submit is O(1): time it at two queue lengths, with the worker waiting."""
+
+    batchers: list[TimedBatcher] = []
+
+    def setup(queued: int):
+        b = TimedBatcher(lambda xs: xs, max_batch_size=10**9, max_wait=1e6, clock=FakeClock())
+        batchers.append(b)
+        for x in range(queued):
+            b.submit(x)
+        return b.submit
+
+    small, large = best_seconds_per_op(setup, 100), best_seconds_per_op(setup, 10_000)
+    for b in batchers:
+        b.close()
+    assert large / small < 3, f"per-submit time grew {large / small:.1f}x for 100x more queued"

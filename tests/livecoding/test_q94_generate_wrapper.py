@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import gc
 import random
 import threading
 import time
@@ -10,7 +12,7 @@ import time
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lc_support import DETERMINISTIC, join_all, run_virtual
+from lc_support import DETERMINISTIC, INF, NAN, join_all, run_virtual
 
 from livecoding.generate_wrapper import (
     GenerateTimeout,
@@ -322,3 +324,157 @@ def test_threaded_many_callers_never_exceed_cap() -> None:
     limited.shutdown()
     assert out == {i: i * 2 for i in range(1200)}
     assert state["peak"] <= 3
+
+
+# ----- issue 28: exceptions unchanged, same-tick cancellation, configuration, many waiters ---------
+
+
+@pytest.mark.parametrize("call_timeout", [None, 30.0])
+def test_generates_own_timeout_error_propagates_unchanged(call_timeout) -> None:
+    async def generate(prompt: str) -> str:
+        raise asyncio.TimeoutError("engine timed out")  # on 3.11+ this is the builtin TimeoutError
+
+    async def main():
+        limited = LimitedGenerator(generate, max_concurrency=1, queue_timeout=1.0, call_timeout=call_timeout)
+        with pytest.raises(asyncio.TimeoutError) as info:
+            await limited("p")
+        return info.value
+
+    exc = run_virtual(main())
+    assert not isinstance(exc, GenerateTimeout) and str(exc) == "engine timed out"
+
+
+def test_threaded_generates_own_timeout_error_propagates_unchanged() -> None:
+    def generate(prompt: str) -> str:
+        raise concurrent.futures.TimeoutError("engine timed out")
+
+    limited = ThreadedLimitedGenerator(generate, max_concurrency=1, queue_timeout=1.0, call_timeout=5.0)
+    with pytest.raises(concurrent.futures.TimeoutError) as info:
+        limited("p")
+    limited.shutdown()
+    assert not isinstance(info.value, GenerateTimeout) and str(info.value) == "engine timed out"
+
+
+def test_a_waiter_woken_and_cancelled_in_the_same_tick_never_generates() -> None:
+    """The holder releases its slot and, in that same step, the woken waiter's client goes away."""
+
+    async def main():
+        engine = FakeEngine()
+        limited = LimitedGenerator(engine.generate, max_concurrency=1, queue_timeout=50)
+        victim: asyncio.Task | None = None
+
+        async def holder_then_cancel() -> str:
+            result = await limited("holder", 5.0)  # the slot is released inside this step ...
+            victim.cancel()  # ... and the waiter it woke is cancelled before it runs again
+            return result
+
+        holder = asyncio.create_task(holder_then_cancel())
+        await asyncio.sleep(0)
+        victim = asyncio.create_task(limited("victim", 1.0))
+        after = asyncio.create_task(limited("after", 1.0))
+        await holder
+        await asyncio.gather(victim, return_exceptions=True)
+        return engine, victim, await after
+
+    engine, victim, after = run_virtual(main())
+    assert victim.cancelled()
+    assert "victim" not in engine.starts, "a cancelled caller ran a full generation"
+    assert after == "out:after" and engine.starts["after"] == 5.0  # the slot went straight on
+
+
+BAD_CONFIG = [
+    dict(max_concurrency=0), dict(max_concurrency=2.5), dict(max_concurrency=NAN),
+    dict(queue_timeout=NAN), dict(queue_timeout=-1.0), dict(queue_timeout="1"),
+    dict(call_timeout=NAN), dict(call_timeout=0.0), dict(call_timeout=-1.0),
+    dict(retry_after=NAN), dict(retry_after=-1.0), dict(retry_after=INF),
+]
+
+
+@pytest.mark.parametrize("cls", [LimitedGenerator, ThreadedLimitedGenerator])
+@pytest.mark.parametrize("bad", BAD_CONFIG)
+def test_configuration_is_checked(cls, bad) -> None:
+    args = dict(max_concurrency=2, queue_timeout=1.0) | bad
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        cls(lambda p: p, **args)
+
+
+@pytest.mark.parametrize("waiting", [-1, 2.5, NAN])
+def test_max_waiting_is_checked(waiting) -> None:
+    with pytest.raises(ValueError, match="max_waiting"):
+        LimitedGenerator(FakeEngine().generate, max_concurrency=1, queue_timeout=1.0, max_waiting=waiting)
+
+
+def test_queue_timeout_zero_means_do_not_wait_in_both_variants() -> None:
+    async def main():
+        loop = asyncio.get_running_loop()
+        engine = FakeEngine()
+        limited = LimitedGenerator(engine.generate, max_concurrency=1, queue_timeout=0)
+        first = asyncio.create_task(limited("first", 5.0))
+        await asyncio.sleep(0)
+        with pytest.raises(Overloaded):
+            await limited("second")
+        return loop.time(), await first
+
+    failed_at, first = run_virtual(main())
+    assert failed_at == 0.0 and first == "out:first"
+
+    work = GatedWork()
+    threaded = ThreadedLimitedGenerator(work, max_concurrency=1, queue_timeout=0)
+    holder = threading.Thread(daemon=True, target=threaded, args=("holder",))
+    holder.start()
+    deadline = time.monotonic() + 5
+    while work.running == 0 and time.monotonic() < deadline:
+        time.sleep(0.001)
+    with pytest.raises(Overloaded):
+        threaded("late")
+    work.gate.set()
+    join_all([holder])
+    threaded.shutdown()
+
+
+def test_infinite_timeouts_mean_no_limit_in_both_variants() -> None:
+    async def main():
+        engine = FakeEngine()
+        limited = LimitedGenerator(engine.generate, max_concurrency=1, queue_timeout=INF, call_timeout=INF)
+        return await asyncio.gather(limited("a", 1e6), limited("b", 1.0))
+
+    assert run_virtual(main()) == ["out:a", "out:b"]
+
+    work = GatedWork()
+    threaded = ThreadedLimitedGenerator(work, max_concurrency=1, queue_timeout=INF, call_timeout=INF)
+    out: list = []
+    callers = [threading.Thread(daemon=True, target=lambda n=n: out.append(threaded(n))) for n in "ab"]
+    for t in callers:
+        t.start()
+    time.sleep(0.2)
+    work.gate.set()
+    join_all(callers, timeout=10)
+    threaded.shutdown()
+    assert sorted(out) == ["out:a", "out:b"]
+
+
+def _seconds_for_waiters_to_time_out(n: int) -> float:
+    async def main():
+        engine = FakeEngine()
+        limited = LimitedGenerator(engine.generate, max_concurrency=1, queue_timeout=1.0)
+        holder = asyncio.create_task(limited("holder", 100.0))
+        await asyncio.sleep(0)
+        waiters = [asyncio.create_task(limited(f"w{i}")) for i in range(n)]
+        await asyncio.sleep(0.5)  # all n are queued
+        gc.disable()  # time the algorithm, not collector passes over a heap that grows with n
+        try:
+            started = time.perf_counter()
+            await asyncio.gather(*waiters, return_exceptions=True)  # all time out at t = 1.0
+            elapsed = time.perf_counter() - started
+        finally:
+            gc.enable()
+        holder.cancel()
+        return elapsed
+
+    return min(run_virtual(main()) for _ in range(2))
+
+
+def test_many_waiters_timing_out_together_cost_linear_time() -> None:
+    """Thousands of waiters timing out at one instant: the cost per waiter must not grow with n."""
+    small, large = _seconds_for_waiters_to_time_out(2_000), _seconds_for_waiters_to_time_out(8_000)
+    assert large / small < 8, f"{large:.2f}s for 8,000 vs {small:.2f}s for 2,000 (quadratic: 16x)"

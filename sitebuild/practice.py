@@ -13,7 +13,7 @@ import html
 import json
 import re
 
-from . import Site
+from .registry import Site
 
 DATA_SCRIPT = "assets/javascripts/practice-data.js"
 FOLLOWUPS_SCRIPT = "assets/javascripts/practice-followups.js"

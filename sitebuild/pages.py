@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Callable
 
-from . import Site, load_site
+from .registry import Site, load_site
 
 
 def _question_row(q) -> str:

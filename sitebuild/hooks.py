@@ -1,31 +1,26 @@
-"""MkDocs hooks: the page contract, the generated navigation and the related-questions section.
+"""MkDocs hooks (``hooks:`` in mkdocs.yml): the page contract, the generated navigation, the related
+questions and the short links.
 
-The logic lives in ``macros.site`` (pure Python, tested alone); this file only connects it to MkDocs
-events and turns contract violations into build errors that name the file and the field.
+The logic lives in the rest of :mod:`sitebuild` (pure Python, tested alone); this file only connects
+it to MkDocs events and turns contract violations into build errors that name the file and the field.
+MkDocs loads it by path; its imports resolve because the project is installed (``pip install -e .``).
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from macros.site import (  # noqa: E402
-    SiteError, build_nav, collapse_mistakes, insert_key_points, load_site, split_sources)
-from macros.site.shortlinks import (  # noqa: E402
-    SHORT_LINK_DIR, add_copy_link_buttons, short_link_pages, short_link_url)
-from macros.site.practice import page_extract, practice_scripts  # noqa: E402
-from macros.site.structure import check_question_html  # noqa: E402
+from sitebuild.contract import collapse_mistakes, insert_key_points, split_sources
+from sitebuild.nav import build_nav
+from sitebuild.practice import page_extract, practice_scripts
+from sitebuild.registry import SiteError, load_site
+from sitebuild.shortlinks import SHORT_LINK_DIR, add_copy_link_buttons, short_link_pages, short_link_url
+from sitebuild.structure import check_question_html
 
 # The nav entry in mkdocs.yml that is replaced by the generated question navigation.
 NAV_PLACEHOLDER = "QUESTIONS"
-
-VENDORED_SHIM = "assets/vendor/iframe-worker/shim.js"
 
 _state: dict = {"site": None, "problems": []}
 
@@ -39,20 +34,12 @@ def _link_icon() -> str:
     return _state["icon"]
 
 
-def current_site():
-    """The validated question registry of the build in progress."""
-    return _state["site"]
-
-
 def on_config(config):
     try:
         site = load_site(config.docs_dir)
     except SiteError as exc:
         raise PluginError(str(exc)) from None
     _state["site"] = site
-    # The offline plugin adds the iframe-worker shim from a CDN; use the vendored copy instead.
-    polyfills = config.extra.get("polyfills") or []
-    config.extra["polyfills"] = [VENDORED_SHIM if "iframe-worker" in p else p for p in polyfills]
     _state["problems"] = []
     _state["extracts"], _state["urls"] = {}, {}
     nav = list(config.nav or [])
@@ -61,17 +48,7 @@ def on_config(config):
                           "question navigation goes; it is missing")
     i = nav.index(NAV_PLACEHOLDER)
     config.nav = build_nav(site, nav[:i], nav[i + 1:])
-    # The tags page lists each tag's questions by id (Q2 before Q18), not by title as text.
-    tags = config.plugins.get("material/tags")
-    if tags is not None:
-        tags.config.listings_sort_by = _listing_order
     return config
-
-
-def _listing_order(mapping):
-    """Sort key of a page on the tags page: question id, then title, for pages without an id."""
-    qid = mapping.item.meta.get("id")
-    return (0, qid, "") if isinstance(qid, int) else (1, 0, str(mapping.item.title))
 
 
 def _question(page):

@@ -1,7 +1,8 @@
 """The question registry: front matter of every question page, validated against the site's taxonomy.
 
-Pure Python (PyYAML only), so the page contract can be tested without MkDocs. The MkDocs hook
-(``hooks/site_hooks.py``) and the macros call :func:`load_site`; both get the same validated view.
+Pure Python (PyYAML only), so the page contract can be tested without MkDocs. The MkDocs hooks
+(:mod:`sitebuild.hooks`) and the site macros (:mod:`sitebuild.pages`) call :func:`load_site`; both get
+the same validated view.
 
 A question page is any Markdown file under ``docs/<part dir>/<section dir>/`` other than ``index.md``.
 """
@@ -15,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from .contract import key_points_problems, sources_problems, sources_section
 from .typed_numbers import find_typed_numbers
 
 HERE = Path(__file__).resolve().parent
@@ -27,10 +29,6 @@ V2_PENDING_FILE = HERE / "contract_v2_pending.txt"
 DESCRIPTION_MAX = 160
 TAGS_MIN, TAGS_MAX = 2, 5
 REQUIRED_FIELDS = ("id", "title", "description", "difficulty", "tags", "related", "key_points")
-KEY_POINTS_MIN, KEY_POINTS_MAX = 3, 6
-KEY_POINT_WORDS_MAX = 25   # the guide asks for about 20; the build rejects a point longer than this
-SOURCES_MIN = 2            # primary sources a page lists under its '## Sources' heading
-SOURCES_HEADING = "## Sources"
 # Front-matter keys a question page may carry besides the required ones and its section field.
 OPTIONAL_FIELDS = {"nav_title", "search", "hide", "render_macros"}
 
@@ -199,7 +197,7 @@ def _load_site(docs: Path) -> Site:
                 problems.extend(f"docs/{rel}: Sources: {what}" for what in sources_problems(body))
             for hit in find_typed_numbers(body):
                 problems.append(f"docs/{rel}:{hit.line + offset}: typed number {hit.text!r}: sizing, speed "
-                                "and cost figures come from a macro (allowlist: macros/site/typed_numbers.py)")
+                                "and cost figures come from a macro (allowlist: sitebuild/typed_numbers.py)")
         elif "id" in meta and rel.split("/")[0] != "q":
             problems.append(
                 f"docs/{rel}: id: a page with a question id must live in a section folder "
@@ -234,7 +232,7 @@ def _load_site(docs: Path) -> Site:
 
 def _v2_pending(docs: Path) -> frozenset[str]:
     """Pages still exempt from key_points and Sources (only for the real docs/ tree, never a fixture)."""
-    if docs != (HERE.parent.parent / "docs").resolve() or not V2_PENDING_FILE.exists():
+    if docs != (HERE.parent / "docs").resolve() or not V2_PENDING_FILE.exists():
         return frozenset()
     lines = V2_PENDING_FILE.read_text(encoding="utf-8").splitlines()
     return frozenset(ln.strip() for ln in lines if ln.strip() and not ln.startswith("#"))
@@ -294,7 +292,7 @@ def _validate(rel, meta, parts, tags, difficulties, problems, pending_v2=False) 
         else:
             for t in page_tags:
                 if t not in tags:
-                    bad("tags", f"unknown tag {t!r} (the vocabulary is in macros/site/tags.yml)")
+                    bad("tags", f"unknown tag {t!r} (the vocabulary is in sitebuild/tags.yml)")
             if len(set(page_tags)) != len(page_tags):
                 bad("tags", "a tag is listed twice")
             if not TAGS_MIN <= len(page_tags) <= TAGS_MAX:
@@ -321,141 +319,3 @@ def _validate(rel, meta, parts, tags, difficulties, problems, pending_v2=False) 
         return None
     return Question(qid, title.strip(), desc.strip(), diff, tuple(page_tags), tuple(related),
                     section, rel, nav_title, tuple(p.strip() for p in points or ()))
-
-
-def key_points_problems(points) -> list[str]:
-    """What is wrong with a page's ``key_points`` (empty when it complies)."""
-    if not isinstance(points, list) or not all(isinstance(p, str) for p in points):
-        return [f"must be a list of strings (one checkable statement each), got {points!r}"]
-    out = []
-    if not KEY_POINTS_MIN <= len(points) <= KEY_POINTS_MAX:
-        out.append(f"{len(points)} key points; a question carries {KEY_POINTS_MIN} to {KEY_POINTS_MAX}")
-    for i, point in enumerate(points, 1):
-        words = len(point.split())
-        if not words:
-            out.append(f"point {i} is empty")
-        elif words > KEY_POINT_WORDS_MAX:
-            out.append(f"point {i} has {words} words; at most {KEY_POINT_WORDS_MAX} (one checkable statement)")
-    if len({p.strip().lower() for p in points}) != len(points):
-        out.append("a point is listed twice")
-    return out
-
-
-_FENCE = re.compile(r"^(```|~~~)")
-_LIST_ITEM = re.compile(r"^[-*+] +(.*)")
-_EXTERNAL_LINK = re.compile(r"\]\((https?://[^)\s]+)[^)]*\)|<(https?://[^>\s]+)>")
-
-
-def sources_section(body: str) -> list[str] | None:
-    """The list items under the page's ``## Sources`` heading (outside code fences), or None if absent."""
-    lines, in_fence, start = body.splitlines(), False, None
-    for i, line in enumerate(lines):
-        if _FENCE.match(line.lstrip()):
-            in_fence = not in_fence
-        elif not in_fence and line.rstrip() == SOURCES_HEADING:
-            start = i + 1
-            break
-    if start is None:
-        return None
-    items: list[str] = []
-    for line in lines[start:]:
-        if line.startswith("## ") or line.startswith("# "):
-            break
-        m = _LIST_ITEM.match(line)
-        if m:
-            items.append(m.group(1))
-        elif items and line.startswith("  ") and line.strip():
-            items[-1] += " " + line.strip()
-    return items
-
-
-def split_sources(body: str) -> tuple[str, str]:
-    """(body before the '## Sources' section, the section to the end); ('body', '') without one."""
-    lines, in_fence = body.splitlines(keepends=True), False
-    for i, line in enumerate(lines):
-        if _FENCE.match(line.lstrip()):
-            in_fence = not in_fence
-        elif not in_fence and line.rstrip() == SOURCES_HEADING:
-            return "".join(lines[:i]), "".join(lines[i:])
-    return body, ""
-
-
-_ANSWER_OPENER = re.compile(r"^/// answer\b.*$", re.M)
-
-
-def insert_key_points(body: str, points: tuple[str, ...]) -> str:
-    """Put the key points at the top of the reference answer, as its 'In short' list."""
-    if not points:
-        return body
-    m = _ANSWER_OPENER.search(body)
-    if m is None:
-        return body
-    end = m.end()
-    rest = body[end:]
-    # The block's option lines (indented, right after the opener) stay attached to it.
-    options = re.match(r"(?:\n(?: {4}|\t)[^\n]*\S[^\n]*)*", rest).group(0)
-    items = "\n".join(f"- {p}" for p in points)
-    box = f'\n\n<div class="in-short" markdown>\n\n**In short**\n\n{items}\n\n</div>\n'
-    return body[:end] + options + box + rest[len(options):]
-
-
-MISTAKES_HEADING = "## Common mistakes"
-
-
-def collapse_mistakes(body: str) -> str:
-    """Wrap the content of the 'Common mistakes' section in a collapsed block, keeping its heading
-    (so the table of contents and its anchor stay); a page without the section is returned as is."""
-    lines, in_fence = body.splitlines(), False
-    start = end = None
-    for i, line in enumerate(lines):
-        if _FENCE.match(line.lstrip()):
-            in_fence = not in_fence
-        elif in_fence:
-            continue
-        elif start is None and line.rstrip() == MISTAKES_HEADING:
-            start = i + 1
-        elif start is not None and (line.startswith("## ") or line.startswith("# ")):
-            end = i
-            break
-    if start is None:
-        return body
-    end = len(lines) if end is None else end
-    inner = "\n".join(lines[start:end]).strip("\n")
-    block = ["", "/// details | Show the common mistakes", "    attrs: {class: mistakes}", "", inner, "", "///", ""]
-    return "\n".join(lines[:start] + block + lines[end:])
-
-
-def sources_problems(body: str) -> list[str]:
-    """What is wrong with a question page's Sources section (empty when it complies)."""
-    items = sources_section(body)
-    if items is None:
-        return [f"the page has no '{SOURCES_HEADING}' section (at least {SOURCES_MIN} primary sources, "
-                "each a list item with a link)"]
-    out = []
-    linked = [item for item in items if _EXTERNAL_LINK.search(item)]
-    if len(linked) < SOURCES_MIN:
-        out.append(f"{len(linked)} linked sources; at least {SOURCES_MIN} required (list items with an "
-                   "http(s) link)")
-    for item in items:
-        if not _EXTERNAL_LINK.search(item):
-            out.append(f"a source without an http(s) link: {item[:60]!r}")
-    return out
-
-
-def build_nav(site: Site, head: list, tail: list) -> list:
-    """MkDocs ``nav``: ``head`` entries, then each part -> section -> questions, then ``tail`` entries.
-
-    Every section folder has an ``index.md`` (the section page); question entries are titled
-    'Q<id> · <nav_title or title>'.
-    """
-    nav = list(head)
-    for part in site.parts:
-        part_entries: list = [f"{part.dir}/index.md"]
-        for sec in part.sections:
-            entries: list = [f"{sec.path}/index.md"]
-            for q in site.section_questions(sec):
-                entries.append({f"{q.label} · {q.nav_title or q.title}": q.src})
-            part_entries.append({sec.label: entries})
-        nav.append({part.title: part_entries})
-    nav.extend(tail)
-    return nav

@@ -1,0 +1,43 @@
+"""The sizing macros: worked examples, inline values and reference pages rendered as Markdown.
+
+One module per topic, mirroring :mod:`macros.formulas`:
+
+- :mod:`.params`     parameter counts
+- :mod:`.memory`     weights and the KV cache
+- :mod:`.budget`     the GPU memory budget and the "what fits" table
+- :mod:`.parallel`   tensor and expert parallelism
+- :mod:`.speed`      decode bound, prefill time, arithmetic intensity, roofline
+- :mod:`.capacity`   Little's law, replicas, HPA, cost
+- :mod:`.specdec`    speculative decoding
+- :mod:`.adapters`   LoRA adapters
+- :mod:`.vision`     vision-encoder tokens
+- :mod:`.transfer`   KV transfer and model load time
+- :mod:`.lookups`    catalog values and links for a sentence
+- :mod:`.reference`  the reference pages (models, GPUs, formats, prices)
+
+Shared parts: :mod:`.registry` (the ``@macro`` decorator, argument conversion by parameter name,
+``MACROS``), :mod:`.inputs` (catalog lookups and value checks), :mod:`.blocks` (links, the
+worked-example wrapper, number formatting). Every function here resolves catalog keys, calls the
+formulas and formats the result; nothing does arithmetic of its own beyond unit conversion and
+per-GPU shares. Pure Python: nothing here imports MkDocs.
+"""
+
+from __future__ import annotations
+
+# Importing a topic module registers its macros; the order here is the order of MACROS.md.
+from . import params  # noqa: F401  (each import registers the module's macros)
+from . import memory  # noqa: F401
+from . import budget  # noqa: F401
+from . import parallel  # noqa: F401
+from . import speed  # noqa: F401
+from . import capacity  # noqa: F401
+from . import specdec  # noqa: F401
+from . import adapters  # noqa: F401
+from . import vision  # noqa: F401
+from . import transfer  # noqa: F401
+from . import lookups  # noqa: F401
+from . import reference  # noqa: F401
+from .blocks import anchor_id, catalog_href, catalog_link, example_block
+from .registry import MACROS, REGISTRY, macro
+
+__all__ = ["MACROS", "REGISTRY", "anchor_id", "catalog_href", "catalog_link", "example_block", "macro"]

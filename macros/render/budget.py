@@ -1,0 +1,165 @@
+"""The GPU memory budget: what fits, how many sequences, how long a context
+(formulas: :mod:`macros.formulas.memory` and :mod:`macros.formulas.parallel`)."""
+
+from __future__ import annotations
+
+from .. import formulas as F
+from .. import units as U
+from ..catalog import Format, Gpu, Model
+from ..errors import MacroInputError
+from . import inputs
+from .blocks import (GIVEN, REFERENCE_FORMATS, Example, _bits, _bytes_el, _flink, _frac, _gib, _glink, _i, _k,
+                     _mlink, _n, catalog_link)
+from .registry import macro
+
+
+def _budget(m: Model, g: Gpu, f: Format, kv: Format, n_gpus: int, gpu_util: float, activation_gib: float,
+            reserve_gib: float, expert_fmt: Format | None):
+    inputs.check_tp(m, n_gpus)
+    shard = F.tp_shard(m, n_gpus, f, expert_fmt)
+    wtotal = shard.weights_total
+    budget = F.kv_budget_bytes(g.memory_bytes, shard.weights_per_gpu, gpu_util,
+                               activation_gib * U.GiB, reserve_gib * U.GiB)
+    return wtotal, shard, budget
+
+
+@macro("block", example='memory_budget("llama-3.1-70b", "h100-sxm", fmt="fp8", n_gpus=2, context="8K")')
+def memory_budget(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int = 1, context: int = 8192,
+                  kv_dtype: Format = "bf16", gpu_util: float = F.DEFAULT_GPU_UTILIZATION,
+                  activation_gib: float = 2.0, reserve_gib: float = 1.0, block_size: int = F.DEFAULT_BLOCK_SIZE,
+                  expert_fmt: Format | None = None) -> str:
+    """Worked example: does ``model`` fit on ``n_gpus`` x ``gpu``, how many KV tokens, sequences and context.
+
+    Per-GPU memory × `gpu_util` − weights per GPU (weights / TP + replicated tensors) − activations −
+    runtime reserve = KV budget; KV tokens;
+    concurrent sequences at `context` (paged, `ceil(context / block_size)` blocks each); the longest
+    single sequence. Says "does not fit" when the weights leave no room.
+    """
+    m, g, f, kv, fe, n, ctx = model, gpu, fmt, kv_dtype, expert_fmt, n_gpus, context
+    wtotal, shard, budget = _budget(m, g, f, kv, n, gpu_util, activation_gib, reserve_gib, fe)
+    ex = Example(f"{m.name} in {f.name} on {n} × {g.name}")
+    ex.formula("KV budget per GPU = memory × gpu_util − weights per GPU − activations − runtime reserve")
+    ex.formula("max sequences = floor(KV budget / (KV bytes per block × ceil(context / block_size)))")
+    ex.input("GPU memory", U.fmt_gb(g.memory_bytes), _glink(g))
+    ex.input("weights (all GPUs)", U.fmt_gb(wtotal),
+             f"{_mlink(m)}, {_flink(f)}" + (f", experts {_flink(fe)}" if fe else ""))
+    ex.input("TP degree (= GPUs)", str(n), GIVEN)
+    ex.input("`--gpu-memory-utilization`", _bits(gpu_util),
+             "assumption (vLLM's default was 0.9; recent releases default to 0.92)")
+    ex.input("activations / runtime reserve per GPU", f"{_bits(activation_gib)} GiB / {_bits(reserve_gib)} GiB",
+             "assumption")
+    ex.input(f"KV dtype ({kv.key}), block size", f"{_bytes_el(kv.bits_per_weight / 8)} bytes, {block_size} tokens",
+             _flink(kv))
+    ex.input("context per sequence", f"{_i(ctx)} tokens", GIVEN)
+    usable = g.memory_bytes * gpu_util
+    ex.step(f"usable: {_gib(g.memory_bytes)} × {_bits(gpu_util)} = {_gib(usable)}")
+    if shard.replicated_extra_bytes:
+        ex.step(f"weights per GPU: {_gib(wtotal)} / {n} + {U.fmt_bytes(shard.replicated_extra_bytes)} of "
+                f"replicated tensors = {_gib(shard.weights_per_gpu)}")
+    else:
+        ex.step(f"weights per GPU: {_gib(wtotal)} / {n} = {_gib(shard.weights_per_gpu)}")
+    ex.step(f"KV budget: {_gib(usable)} − {_gib(shard.weights_per_gpu)} − {_bits(activation_gib)} GiB − "
+            f"{_bits(reserve_gib)} GiB = {_gib(budget)}")
+    if budget <= 0:
+        ex.result(f"does not fit: the weights per GPU alone leave no room for a KV cache "
+                  f"(short by {U.fmt_gb(-budget)} per GPU)")
+        valid = F.valid_tp_degrees(m)
+        ex.note(f"Valid TP degrees for {m.name}: {', '.join(map(str, valid))}.")
+        return ex.render()
+    per_tok_gpu = F.kv_bytes_per_token(m, kv) * shard.kv_fraction
+    ex.step(f"KV per token per GPU: {_i(F.kv_bytes_per_token(m, kv))} bytes × {_frac(shard.kv_fraction)} "
+            f"(share held by one GPU) = {_i(per_tok_gpu)} bytes")
+    tokens = F.kv_tokens_in_budget(budget, per_tok_gpu)
+    per_seq = F.kv_bytes_per_sequence_paged(m, ctx, kv, block_size, shard.kv_fraction)
+    seqs = F.max_concurrent_sequences(budget, per_seq)
+    ex.step(f"per sequence at {_i(ctx)} tokens ({F.blocks_per_sequence(ctx, block_size)} blocks): "
+            f"{_i(per_seq)} bytes per GPU")
+    ex.step(f"max sequences: floor({_i(budget)} / {_i(per_seq)}) = {_i(seqs)}")
+    max_ctx, limit = F.max_context_one_sequence(m, budget, kv, block_size, shard.kv_fraction)
+    ex.result(f"fits; KV budget {U.fmt_gb(budget)} per GPU = {_i(tokens)} tokens")
+    ex.result(f"{_i(seqs)} concurrent sequences of {_i(ctx)} tokens")
+    lim = ("the model's `max_position_embeddings`" if limit == "max_position_embeddings" else "memory")
+    ex.result(f"longest single sequence: {_i(max_ctx)} tokens (limited by {lim})")
+    if ctx > m.max_position_embeddings:
+        ex.note(f"The requested context exceeds the model's max_position_embeddings ({_i(m.max_position_embeddings)}).")
+    if F.kv_layer_counts(m)[1] or F.kv_layer_counts(m)[2]:
+        ex.note("Sliding-window and linear layers are capped per sequence, so tokens-per-budget is an uncapped "
+                "lower bound.")
+    ex.note("vLLM measures activations with a profiling pass at start-up; the allowances here are illustrative.")
+    return ex.render()
+
+
+@macro("inline", example='max_seqs("llama-3.1-70b", "h100-sxm", fmt="fp8", n_gpus=2)')
+def max_seqs(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int = 1, context: int = 8192,
+             kv_dtype: Format = "bf16", gpu_util: float = F.DEFAULT_GPU_UTILIZATION, activation_gib: float = 2.0,
+             reserve_gib: float = 1.0, block_size: int = F.DEFAULT_BLOCK_SIZE, expert_fmt: Format | None = None) -> str:
+    """Max concurrent sequences at ``context`` from the memory budget, e.g. '52'."""
+    _, shard, budget = _budget(model, gpu, fmt, kv_dtype, n_gpus, gpu_util, activation_gib, reserve_gib, expert_fmt)
+    per_seq = F.kv_bytes_per_sequence_paged(model, context, kv_dtype, block_size, shard.kv_fraction)
+    return _i(F.max_concurrent_sequences(budget, per_seq))
+
+
+@macro("inline", example='max_context("llama-3.1-70b", "h100-sxm", fmt="fp8", n_gpus=2)')
+def max_context(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int = 1, kv_dtype: Format = "bf16",
+                gpu_util: float = F.DEFAULT_GPU_UTILIZATION, activation_gib: float = 2.0, reserve_gib: float = 1.0,
+                block_size: int = F.DEFAULT_BLOCK_SIZE, expert_fmt: Format | None = None) -> str:
+    """Longest single-sequence context from the memory budget, e.g. '131,072 tokens (model maximum)'."""
+    _, shard, budget = _budget(model, gpu, fmt, kv_dtype, n_gpus, gpu_util, activation_gib, reserve_gib, expert_fmt)
+    tokens, limit = F.max_context_one_sequence(model, budget, kv_dtype, block_size, shard.kv_fraction)
+    return f"{_i(tokens)} tokens" + (" (model maximum)" if limit == "max_position_embeddings" else "")
+
+
+def _fit_cell(m: Model, g: Gpu, f: Format, kv: Format, n: int, context: int, gpu_util: float,
+              activation_gib: float, reserve_gib: float, block_size: int) -> str:
+    try:
+        _, shard, budget = _budget(m, g, f, kv, n, gpu_util, activation_gib, reserve_gib, None)
+    except MacroInputError:
+        return "TP invalid"
+    if budget <= 0:
+        return f"✗ ({_n(U.bytes_to_gib(shard.weights_per_gpu))} GiB weights/GPU)"
+    ctx = min(context, m.max_position_embeddings)
+    per_seq = F.kv_bytes_per_sequence_paged(m, ctx, kv, block_size, shard.kv_fraction)
+    seqs = F.max_concurrent_sequences(budget, per_seq)
+    max_ctx, limit = F.max_context_one_sequence(m, budget, kv, block_size, shard.kv_fraction)
+    ctx_txt = f"{_k(max_ctx)} ctx" + (" (max)" if limit == "max_position_embeddings" else "")
+    if seqs == 0:
+        return f"✓ {ctx_txt}; 0 seqs @ {_k(ctx)}"
+    return f"✓ {ctx_txt}; {_i(seqs)} seqs @ {_k(ctx)}"
+
+
+@macro("page", example='what_fits()')
+def what_fits(context: int = 8192, kv_dtype: Format = "bf16", counts=(1, 2, 4, 8), fmts=REFERENCE_FORMATS,
+              models=None, gpus=None, gpu_util: float = F.DEFAULT_GPU_UTILIZATION, activation_gib: float = 2.0,
+              reserve_gib: float = 1.0, block_size: int = F.DEFAULT_BLOCK_SIZE, level: int = 2) -> str:
+    """Reference page: model × GPU × GPU count × format -> fits?, max single-sequence context, max sequences.
+
+    For docs/reference/what-fits.md: the stated assumptions, then per model (heading anchor `fits-<key>`)
+    a table of GPU × GPU count × format with "✓ <longest context> ctx; <n> seqs @ 8K", "✗ (weights per
+    GPU)" or "TP invalid". `models` / `gpus` restrict it to lists of keys.
+    """
+    cat = inputs.cat()
+    ctx, kv, fobjs = context, kv_dtype, fmts
+    mlist = models or list(cat.models.values())
+    glist = gpus or list(cat.gpus.values())
+    out = ["**Assumptions.** Tensor parallelism over all GPUs of one node (TP = GPU count); every weight "
+           f"tensor in the column's format; KV cache in {catalog_link('format', kv.key, kv.name)}; "
+           f"`--gpu-memory-utilization` {_bits(gpu_util)}; {_bits(activation_gib)} GiB activations and "
+           f"{_bits(reserve_gib)} GiB runtime reserve per GPU; paged KV in blocks of {block_size} tokens. "
+           "A cell shows the longest single sequence that fits (ctx; “(max)” = the model's trained maximum) and "
+           f"how many sequences of {_k(ctx)} tokens (or the model's maximum, if shorter) fit at once. "
+           "“✗” = the weights alone leave no KV budget; “TP invalid” = the head counts do not divide by the GPU "
+           "count. Weight-only storage is assumed possible in every format on every GPU (e.g. FP8 weights on "
+           "A100 through weight-only kernels); speed is a separate question."]
+    for m in mlist:
+        head = ["| GPU | GPUs | " + " | ".join(catalog_link("format", f.key, f.key) for f in fobjs) + " |",
+                "| --- | --- | " + " | ".join("---" for _ in fobjs) + " |"]
+        for g in glist:
+            for n in counts:
+                cells = [_fit_cell(m, g, f, kv, n, ctx, gpu_util, activation_gib, reserve_gib, block_size)
+                         for f in fobjs]
+                head.append(f"| {catalog_link('gpu', g.key, g.name)} | {n} | " + " | ".join(cells) + " |")
+        out.append(f"{'#' * level} {m.name} {{#fits-{m.key.replace('.', '-')}}}\n\n"
+                   f"{_mlink(m)}: weights "
+                   + ", ".join(f"{f.key} {U.fmt_gb(F.weight_bytes(m, f))}" for f in fobjs)
+                   + f"; KV {U.fmt_bytes(F.kv_bytes_per_token(m, kv))} per token.\n\n" + "\n".join(head))
+    return "\n\n".join(out)
