@@ -14,6 +14,7 @@ from mkdocs.exceptions import PluginError
 
 from sitebuild.contract import collapse_mistakes, insert_key_points, split_sources
 from sitebuild.nav import build_nav
+from sitebuild.practice import page_extract, practice_scripts
 from sitebuild.registry import SiteError, load_site
 from sitebuild.shortlinks import SHORT_LINK_DIR, add_copy_link_buttons, short_link_pages, short_link_url
 from sitebuild.structure import check_question_html
@@ -40,6 +41,7 @@ def on_config(config):
         raise PluginError(str(exc)) from None
     _state["site"] = site
     _state["problems"] = []
+    _state["extracts"], _state["urls"] = {}, {}
     nav = list(config.nav or [])
     if NAV_PLACEHOLDER not in nav:
         raise PluginError(f"mkdocs.yml: nav: the entry '{NAV_PLACEHOLDER}' marks where the generated "
@@ -83,11 +85,36 @@ def on_page_content(html, page, config, files):
         for problem in check_question_html(html):
             _state["problems"].append(f"docs/{q.src}: {problem}")
         html = add_copy_link_buttons(html, short_link_url(config.site_url, q.id), _link_icon())
+        html = _add_meta_line(html, q, page, files)
+        _state["extracts"][q.id] = page_extract(html)
+        _state["urls"][q.id] = page.url
     return html
+
+
+PRACTICE_PAGE = "practice.md"
+
+
+def _add_meta_line(html, q, page, files):
+    """Under the heading: id, module or theme, difficulty, this browser's review state, 'practice this'."""
+    from mkdocs.utils import get_relative_url
+    practice = files.get_file_from_path(PRACTICE_PAGE)
+    link = ""
+    if practice is not None:
+        href = get_relative_url(practice.url, page.url)
+        link = f' · <a class="msib-practice-link" href="{href}#q={q.id}">Practice this</a>'
+    line = (f'<p class="msib-meta"><span>{q.label}</span> · <span>{q.section.label}</span> · '
+            f'<span>{q.difficulty}</span><span class="msib-review" data-qid="{q.id}"></span>{link}</p>')
+    end = html.find("</h1>")
+    return html if end < 0 else html[: end + 5] + line + html[end + 5:]
 
 
 def on_post_build(config):
     site, files = _state["site"], _state.get("files")
+    if files.get_file_from_path(PRACTICE_PAGE) is not None:
+        for rel, text in practice_scripts(site, _state["extracts"], _state["urls"]).items():
+            out = Path(config.site_dir) / rel
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(text, encoding="utf-8")
     for q in site.questions.values():
         target = files.get_file_from_path(q.src).url
         for rel, html in short_link_pages(q.id, target, config.site_url).items():

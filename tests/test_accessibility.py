@@ -36,6 +36,7 @@ CANDIDATES = [
     ("catalog", "reference/models.md"),
     ("section-index", _first_section_index()),
     ("contributing", "contributing/index.md"),
+    ("practice", "practice.md"),
     ("not-found", "404.html"),
 ]
 PAGE_TYPES = [(kind, src) for kind, src in CANDIDATES
