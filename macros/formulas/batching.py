@@ -1,0 +1,65 @@
+"""Dynamic batching with a queue delay: the batch a delay window collects, the latency it adds, and the
+throughput an instance gains from running that batch instead of one request at a time.
+
+Units: seconds and requests per second. The batch latency is a straight line through two measured
+points, ``t(b) = t(1) + (b - 1) x (t(B) - t(1)) / (B - 1)``: a fixed cost per batch (weights read once,
+launches) plus a cost per request. That is the shape a memory-bound model has below its compute
+limit; past it, measure more points.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import _checks as chk
+
+__all__ = ["BatchDelay", "batch_latency", "delayed_batching"]
+
+
+def batch_latency(batch: float, latency_1: float, latency_max: float, max_batch: int) -> float:
+    """Execution time of a batch of ``batch`` requests, by linear interpolation between the measured
+    latency at batch 1 (``latency_1``) and at ``max_batch`` (``latency_max``), in seconds."""
+    chk.positive("latency_1", latency_1)
+    chk.positive("latency_max", latency_max)
+    max_batch = chk.positive_int("max_batch", max_batch)
+    chk.positive("batch", batch)
+    if batch > max_batch:
+        raise ValueError(f"batch {batch} exceeds max_batch {max_batch}")
+    if latency_max < latency_1:
+        raise ValueError(f"latency_max ({latency_max}) must be >= latency_1 ({latency_1}): a larger batch "
+                         "does not run faster")
+    if max_batch == 1:
+        return latency_1
+    return latency_1 + (batch - 1) * (latency_max - latency_1) / (max_batch - 1)
+
+
+@dataclass(frozen=True)
+class BatchDelay:
+    batch: float              # expected requests per batch: 1 + arrival_rate x delay, capped at max_batch
+    exec_time: float          # t(batch), seconds
+    worst_latency: float      # delay + t(batch): the first request of a batch waits the whole window
+    capacity: float           # batch / t(batch): requests per second one busy instance completes
+    capacity_unbatched: float  # 1 / t(1)
+    gain: float               # capacity / capacity_unbatched
+
+
+def delayed_batching(arrival_rate: float, delay: float, max_batch: int, latency_1: float,
+                     latency_max: float) -> BatchDelay:
+    """What a queue delay of ``delay`` seconds buys at ``arrival_rate`` requests per second.
+
+    The first request opens the window; on average ``arrival_rate x delay`` more arrive before it
+    closes (Poisson arrivals), so a batch holds ``min(max_batch, 1 + arrival_rate x delay)``
+    requests. If the batch fills before the window ends it goes at once (Triton's rule for a
+    full or preferred batch), so the delay is an upper bound on the wait, paid in full by the
+    first request at low load. Ignores requests that queue while the instance is busy: under
+    heavy load batches fill from the backlog without waiting for the delay.
+    """
+    chk.non_negative("arrival_rate", arrival_rate)
+    chk.non_negative("delay", delay)
+    max_batch = chk.positive_int("max_batch", max_batch)
+    b = min(float(max_batch), 1.0 + arrival_rate * delay)
+    t_b = batch_latency(b, latency_1, latency_max, max_batch)
+    capacity = b / t_b
+    unbatched = 1.0 / latency_1
+    return BatchDelay(batch=b, exec_time=t_b, worst_latency=delay + t_b, capacity=capacity,
+                      capacity_unbatched=unbatched, gain=capacity / unbatched)
