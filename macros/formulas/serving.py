@@ -1,7 +1,7 @@
-"""Dynamic batching with a queue delay: the batch a delay window collects, the latency it adds, and the
-throughput an instance gains from running that batch instead of one request at a time.
+"""Serving: dynamic batching with a queue delay (the batch a delay window collects, the latency it adds, the
+throughput it buys) and the GPU memory of several model instances.
 
-Units: seconds and requests per second. The batch latency is a straight line through two measured
+Units: seconds, requests per second, bytes. The batch latency is a straight line through two measured
 points, ``t(b) = t(1) + (b - 1) x (t(B) - t(1)) / (B - 1)``: a fixed cost per batch (weights read once,
 launches) plus a cost per request. That is the shape a memory-bound model has below its compute
 limit; past it, measure more points.
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from . import _checks as chk
 
-__all__ = ["BatchDelay", "batch_latency", "delayed_batching"]
+__all__ = ["BatchDelay", "InstanceMemory", "batch_latency", "delayed_batching", "instance_memory"]
 
 
 def batch_latency(batch: float, latency_1: float, latency_max: float, max_batch: int) -> float:
@@ -63,3 +63,29 @@ def delayed_batching(arrival_rate: float, delay: float, max_batch: int, latency_
     unbatched = 1.0 / latency_1
     return BatchDelay(batch=b, exec_time=t_b, worst_latency=delay + t_b, capacity=capacity,
                       capacity_unbatched=unbatched, gain=capacity / unbatched)
+
+
+@dataclass(frozen=True)
+class InstanceMemory:
+    per_instance: float   # bytes: weights + per-instance overhead
+    total: float          # bytes: count x per_instance
+    fits: bool            # total <= usable GPU memory
+    max_count: int        # most instances whose total fits
+
+
+def instance_memory(weight_bytes: float, overhead_bytes: float, count: int, usable_bytes: float) -> InstanceMemory:
+    """GPU memory of ``count`` instances of a model that each hold their own copy of the weights.
+
+    ``per_instance = weight_bytes + overhead_bytes`` (activations at the maximum batch, workspace,
+    and for a process-per-instance backend its own CUDA context), ``total = count x per_instance``,
+    ``max_count = floor(usable / per_instance)``. Backends that share weights between instances on
+    one GPU need less; this is the upper bound to check first.
+    """
+    chk.positive("weight_bytes", weight_bytes)
+    chk.non_negative("overhead_bytes", overhead_bytes)
+    count = chk.positive_int("count", count)
+    chk.positive("usable_bytes", usable_bytes)
+    per = weight_bytes + overhead_bytes
+    total = count * per
+    return InstanceMemory(per_instance=per, total=total, fits=total <= usable_bytes,
+                          max_count=int(usable_bytes // per))

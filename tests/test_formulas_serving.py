@@ -62,3 +62,25 @@ def test_macro_shows_the_overload_warning_only_when_unbatched_capacity_is_exceed
     assert "grow without bound" not in under
     with pytest.raises(MacroInputError, match="delay_ms"):
         MACROS["batch_delay"](arrival_rate=400, delay_ms=-1, max_batch=8, latency_1_ms=4, latency_max_ms=6)
+
+
+def test_instance_memory_counts_a_weight_copy_per_instance() -> None:
+    gib = 2**30
+    # 7 GiB of weights + 2 GiB overhead = 9 GiB each; 3 of them = 27 GiB; 40.5 GiB usable holds 4 (36 GiB)
+    r = F.instance_memory(7 * gib, 2 * gib, 3, 40.5 * gib)
+    assert r.per_instance == 9 * gib and r.total == 27 * gib
+    assert r.fits and r.max_count == 4
+    r = F.instance_memory(7 * gib, 2 * gib, 5, 40.5 * gib)  # 45 GiB > 40.5 GiB
+    assert not r.fits and r.max_count == 4
+    with pytest.raises(ValueError, match="count"):
+        F.instance_memory(7 * gib, 0, 0, 40.5 * gib)
+
+
+def test_instance_memory_macro_reports_the_fit() -> None:
+    # L40S: 48 GB class card, 45.0 GiB in the catalog; usable 45 x 0.9 = 40.5 GiB. 30 GiB overhead
+    # per instance plus the weights makes two instances exceed it.
+    out = MACROS["instance_memory"]("qwen2.5-7b", "l40s", fmt="fp8", count=2, overhead_gib=30)
+    assert "does not fit; at most 1 fit" in out
+    assert "40.5 GiB" in out
+    with pytest.raises(MacroInputError, match="count"):
+        MACROS["instance_memory"]("qwen2.5-7b", "l40s", count=0)

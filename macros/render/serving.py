@@ -1,13 +1,14 @@
-"""Dynamic batching: the latency a queue delay adds against the throughput it buys
-(formulas: :mod:`macros.formulas.batching`)."""
+"""Serving: the latency a batching queue delay adds against the throughput it buys, and the GPU memory
+of several model instances (formulas: :mod:`macros.formulas.serving`)."""
 
 from __future__ import annotations
 
 from .. import formulas as F
 from .. import units as U
-from .blocks import GIVEN, Example, _n
-from .registry import COUNT, Arg, macro
+from ..catalog import Format, Gpu, Model
 from . import inputs
+from .blocks import GIVEN, Example, _flink, _glink, _mlink, _n
+from .registry import COUNT, Arg, macro
 
 _POS = Arg(inputs.number, "a number", "> 0")
 _NONNEG = Arg(lambda name, v: inputs.number(name, v, positive=False), "a number", ">= 0")
@@ -52,4 +53,38 @@ def batch_delay(arrival_rate: float, delay_ms: float, max_batch: int, latency_1_
             "first. Ignores requests queued while the instance is busy (under heavy load batches fill from "
             "the backlog and the delay is rarely reached). Linear batch latency holds while the model is "
             "memory-bound; measure beyond that.")
+    return ex.render()
+
+
+@macro("block", example='instance_memory("qwen2.5-7b", "l40s", fmt="fp8", count=3, overhead_gib=2)',
+       args={"count": COUNT, "overhead_gib": _NONNEG})
+def instance_memory(model: Model, gpu: Gpu, fmt: Format = "bf16", count: int = 2, overhead_gib: float = 1.0,
+                    gpu_util: float = 0.9) -> str:
+    """Worked example: GPU memory of ``count`` model instances that each hold their own weights.
+
+    Per instance = weights + measured overhead (activations at the maximum batch, workspace, a CUDA
+    context for a process-per-instance backend); total = count × per instance, against the GPU's
+    memory × `gpu_util`; and the most instances that fit.
+    """
+    m, g, f = model, gpu, fmt
+    w = F.weight_bytes(m, f)
+    over = U.gib_to_bytes(overhead_gib)
+    usable = g.memory_bytes * gpu_util
+    r = F.instance_memory(w, over, count, usable)
+    ex = Example(f"{count} instances of {m.name} ({f.name}) on one {g.name}")
+    ex.formula("per instance = weights + overhead; total = count × per instance")
+    ex.formula("fits if total ≤ GPU memory × usable share; max count = floor(usable / per instance)")
+    ex.input("weights", U.fmt_gb(w), f"{_mlink(m)}, {_flink(f)}")
+    ex.input("overhead per instance", U.fmt_gb(over), "measured (given)")
+    ex.input("GPU memory", U.fmt_gb(g.memory_bytes), _glink(g))
+    ex.input("usable share", _n(gpu_util), "assumption")
+    ex.input("instances", str(count), "`instance_group { count }`")
+    ex.step(f"per instance: {U.fmt_gb(w)} + {U.fmt_gb(over)} = {U.fmt_gb(r.per_instance)}")
+    ex.step(f"total: {count} × {U.fmt_gb(r.per_instance)} = {U.fmt_gb(r.total)}")
+    ex.step(f"usable: {U.fmt_gb(g.memory_bytes)} × {_n(gpu_util)} = {U.fmt_gb(usable)}")
+    verdict = "fits" if r.fits else "does not fit"
+    ex.result(f"{count} instances need {U.fmt_gb(r.total)}: {verdict}; at most {r.max_count} fit")
+    ex.note("Upper bound: assumes every instance loads its own copy of the weights, as separate processes "
+            "do; backends that share weights between instances on one GPU need less. Measure the overhead "
+            "at the largest batch the instance will run.")
     return ex.render()
