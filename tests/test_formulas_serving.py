@@ -1,4 +1,4 @@
-"""Dynamic batching with a queue delay (macros/formulas/batching.py). Expected values are hand arithmetic
+"""Dynamic batching with a queue delay (macros/formulas/serving.py). Expected values are hand arithmetic
 written out in each test, never the function's own output."""
 
 from __future__ import annotations
@@ -23,25 +23,33 @@ def test_delay_window_collects_arrivals_and_trades_latency_for_capacity() -> Non
     r = F.delayed_batching(400, 0.005, 8, 0.004, 0.006)
     assert r.batch == pytest.approx(3)
     assert r.exec_time == pytest.approx(0.032 / 7)
-    assert r.worst_latency == pytest.approx(0.005 + 0.032 / 7)
+    assert r.wait == pytest.approx(0.005)                        # 3 < 8: the window runs its full 5 ms
+    assert r.first_latency == pytest.approx(0.005 + 0.032 / 7)
     assert r.capacity == pytest.approx(3 / (0.032 / 7))        # 656.25 req/s
     assert r.capacity == pytest.approx(656.25)
     assert r.capacity_unbatched == pytest.approx(250)
     assert r.gain == pytest.approx(656.25 / 250)
 
 
-def test_batch_is_capped_at_max_batch() -> None:
-    # 10,000 req/s for 10 ms would collect 101; capped at 8, which runs in t(8) = 6 ms
+def test_batch_is_capped_at_max_batch_and_leaves_when_full() -> None:
+    # 10,000 req/s for 10 ms would collect 101; capped at 8, which runs in t(8) = 6 ms. The 7 arrivals
+    # that fill it take 7 / 10,000 s = 0.7 ms, so the opener waits 0.7 ms, not the 10 ms delay.
     r = F.delayed_batching(10_000, 0.010, 8, 0.004, 0.006)
     assert r.batch == 8
     assert r.capacity == pytest.approx(8 / 0.006)
+    assert r.wait == pytest.approx(0.0007)
+    assert r.first_latency == pytest.approx(0.0007 + 0.006)
+    # exactly full at the deadline: 1 + 700 x 0.010 = 8, window 7 / 700 s = the whole 10 ms
+    assert F.delayed_batching(700, 0.010, 8, 0.004, 0.006).wait == pytest.approx(0.010)
+    # max_batch 1: every request is a full batch and goes at once, whatever the delay
+    assert F.delayed_batching(0, 0.010, 1, 0.004, 0.004).wait == 0
 
 
 def test_zero_delay_or_no_traffic_means_batch_one_and_no_gain() -> None:
     for rate, delay in ((0, 0.005), (1_000, 0)):
         r = F.delayed_batching(rate, delay, 8, 0.004, 0.006)
         assert (r.batch, r.gain) == (1, 1)
-        assert r.worst_latency == pytest.approx(0.004 + delay)
+        assert r.first_latency == pytest.approx(0.004 + delay)
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -60,6 +68,8 @@ def test_macro_shows_the_overload_warning_only_when_unbatched_capacity_is_exceed
     assert "656.2 requests/s" in over and "250 requests/s" in over and "grow without bound" in over
     under = MACROS["batch_delay"](arrival_rate=50, delay_ms=2, max_batch=16, latency_1_ms=10, latency_max_ms=18)
     assert "grow without bound" not in under
+    full = MACROS["batch_delay"](arrival_rate=10_000, delay_ms=10, max_batch=8, latency_1_ms=4, latency_max_ms=6)
+    assert "the batch fills first: window = 7 / 10,000 requests/s = 700.0 µs" in full
     with pytest.raises(MacroInputError, match="delay_ms"):
         MACROS["batch_delay"](arrival_rate=400, delay_ms=-1, max_batch=8, latency_1_ms=4, latency_max_ms=6)
 

@@ -37,8 +37,9 @@ def batch_latency(batch: float, latency_1: float, latency_max: float, max_batch:
 class BatchDelay:
     batch: float              # expected requests per batch: 1 + arrival_rate x delay, capped at max_batch
     exec_time: float          # t(batch), seconds
-    worst_latency: float      # delay + t(batch): the first request of a batch waits the whole window
-    capacity: float           # batch / t(batch): requests per second one busy instance completes
+    wait: float               # how long the window stays open: the delay, or less if the batch fills first
+    first_latency: float      # wait + t(batch): the request that opened the window waits all of it
+    capacity: float           # batch / t(batch): requests/s of an instance that runs batches of that size
     capacity_unbatched: float  # 1 / t(1)
     gain: float               # capacity / capacity_unbatched
 
@@ -50,18 +51,23 @@ def delayed_batching(arrival_rate: float, delay: float, max_batch: int, latency_
     The first request opens the window; on average ``arrival_rate x delay`` more arrive before it
     closes (Poisson arrivals), so a batch holds ``min(max_batch, 1 + arrival_rate x delay)``
     requests. If the batch fills before the window ends it goes at once (Triton's rule for a
-    full or preferred batch), so the delay is an upper bound on the wait, paid in full by the
-    first request at low load. Ignores requests that queue while the instance is busy: under
-    heavy load batches fill from the backlog without waiting for the delay.
+    full or preferred batch): the window then closes after the ``max_batch - 1`` arrivals it
+    needs, ``(max_batch - 1) / arrival_rate`` on average, instead of after the full delay. The
+    request that opened the window waits ``wait`` and then the batch's execution time. Ignores
+    requests that queue while the instance is busy: under heavy load batches fill from the
+    backlog without waiting for the delay.
     """
     chk.non_negative("arrival_rate", arrival_rate)
     chk.non_negative("delay", delay)
     max_batch = chk.positive_int("max_batch", max_batch)
-    b = min(float(max_batch), 1.0 + arrival_rate * delay)
+    filled = 1.0 + arrival_rate * delay >= max_batch
+    b = float(max_batch) if filled else 1.0 + arrival_rate * delay
+    # a full batch goes at once; max_batch > 1 and filled imply arrival_rate > 0
+    wait = 0.0 if max_batch == 1 else (max_batch - 1) / arrival_rate if filled else delay
     t_b = batch_latency(b, latency_1, latency_max, max_batch)
     capacity = b / t_b
     unbatched = 1.0 / latency_1
-    return BatchDelay(batch=b, exec_time=t_b, worst_latency=delay + t_b, capacity=capacity,
+    return BatchDelay(batch=b, exec_time=t_b, wait=wait, first_latency=wait + t_b, capacity=capacity,
                       capacity_unbatched=unbatched, gain=capacity / unbatched)
 
 

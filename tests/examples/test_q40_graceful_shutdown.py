@@ -6,15 +6,11 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "livecoding"))
-from lc_support import VirtualTimeLoop  # noqa: E402
-
-from examples.serving.graceful_shutdown import Drainer, Draining, drain_budget, install_sigterm  # noqa: E402
+from examples.serving.graceful_shutdown import Drainer, Draining, drain_budget, install_sigterm
+from tests.livecoding.lc_support import VirtualTimeLoop
 
 
 def run(coro):
