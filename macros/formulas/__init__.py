@@ -7,6 +7,7 @@ Modules by topic:
   windows, linear layers), the naive formula, paged blocks, the GPU memory budget
 - :mod:`.parallel`  valid TP degrees, per-GPU shards, TP all-reduce and EP all-to-all volume
 - :mod:`.speed`     decode bandwidth bound, prefill compute time, arithmetic intensity, ridge point
+- :mod:`.serving`   dynamic batching (queue delay against throughput), model instances per GPU
 - :mod:`.capacity`  Little's law, replicas, Kubernetes HPA, cost per million tokens, crossover, floor
 - :mod:`.specdec`   speculative decoding expected tokens and speed-up
 - :mod:`.adapters`  LoRA adapter size
@@ -18,6 +19,7 @@ nonsensical input. Nothing here formats numbers or imports MkDocs.
 """
 
 from .adapters import *  # noqa: F401,F403
+from .serving import *  # noqa: F401,F403
 from .capacity import *  # noqa: F401,F403
 from .memory import *  # noqa: F401,F403
 from .parallel import *  # noqa: F401,F403

@@ -8,6 +8,7 @@ One module per topic, mirroring :mod:`macros.formulas`:
 - :mod:`.parallel`   tensor and expert parallelism
 - :mod:`.speed`      decode bound, prefill time, arithmetic intensity, roofline
 - :mod:`.capacity`   Little's law, replicas, HPA, cost
+- :mod:`.serving`    dynamic batching, model instances
 - :mod:`.specdec`    speculative decoding
 - :mod:`.adapters`   LoRA adapters
 - :mod:`.vision`     vision-encoder tokens
@@ -31,6 +32,7 @@ from . import budget  # noqa: F401
 from . import parallel  # noqa: F401
 from . import speed  # noqa: F401
 from . import capacity  # noqa: F401
+from . import serving  # noqa: F401
 from . import specdec  # noqa: F401
 from . import adapters  # noqa: F401
 from . import vision  # noqa: F401
