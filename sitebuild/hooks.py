@@ -101,9 +101,9 @@ def _add_meta_line(html, q, page, files):
     link = ""
     if practice is not None:
         href = get_relative_url(practice.url, page.url)
-        link = f' · <a class="msib-practice-link" href="{href}#q={q.id}">Practice this</a>'
-    line = (f'<p class="msib-meta"><span>{q.label}</span> · <span>{q.section.label}</span> · '
-            f'<span>{q.difficulty}</span><span class="msib-review" data-qid="{q.id}"></span>{link}</p>')
+        link = f' · <a href="{href}#q={q.id}">Practice this</a>'
+    line = (f'<p class="msib-meta">{q.label} · {q.section.label} · {q.difficulty}'
+            f'<span class="msib-review" data-qid="{q.id}"></span>{link}</p>')
     end = html.find("</h1>")
     return html if end < 0 else html[: end + 5] + line + html[end + 5:]
 
