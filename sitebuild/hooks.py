@@ -16,7 +16,8 @@ from sitebuild.contract import collapse_mistakes, insert_key_points, split_sourc
 from sitebuild.nav import build_nav
 from sitebuild.practice import page_extract, practice_scripts
 from sitebuild.registry import SiteError, load_site
-from sitebuild.shortlinks import SHORT_LINK_DIR, add_copy_link_buttons, short_link_pages, short_link_url
+from sitebuild.shortlinks import (
+    SHORT_LINK_DIR, add_copy_link_buttons, public_site_url, short_link_pages, short_link_url)
 from sitebuild.structure import check_question_html
 
 # The nav entry in mkdocs.yml that is replaced by the generated question navigation.
@@ -84,7 +85,8 @@ def on_page_content(html, page, config, files):
     if q is not None:
         for problem in check_question_html(html):
             _state["problems"].append(f"docs/{q.src}: {problem}")
-        html = add_copy_link_buttons(html, short_link_url(config.site_url, q.id), _link_icon())
+        html = add_copy_link_buttons(html, short_link_url(config.site_url, q.id), _link_icon(),
+                                     public=public_site_url(config.site_url) is not None)
         html = _add_meta_line(html, q, page, files)
         _state["extracts"][q.id] = page_extract(html)
         _state["urls"][q.id] = page.url
@@ -117,7 +119,7 @@ def on_post_build(config):
             out.write_text(text, encoding="utf-8")
     for q in site.questions.values():
         target = files.get_file_from_path(q.src).url
-        for rel, html in short_link_pages(q.id, target, config.site_url).items():
+        for rel, html in short_link_pages(q.id, target, config.site_url, q.title, q.description).items():
             out = Path(config.site_dir) / rel
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(html, encoding="utf-8")

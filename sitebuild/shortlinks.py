@@ -14,38 +14,64 @@ import re
 SHORT_LINK_DIR = "q"
 
 
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]", "0.0.0.0")
+
+
+def public_site_url(site_url: str | None) -> str | None:
+    """The site's public address, or None when the build has none (no site_url, or a local one such
+    as the default http://127.0.0.1:8000/ or a test server): then "copy link" copies the address the
+    reader is actually on instead of a local one that means nothing in a chat."""
+    if not site_url:
+        return None
+    from urllib.parse import urlsplit
+    host = (urlsplit(site_url).hostname or "").lower()
+    return None if not host or host in LOCAL_HOSTS or host == "::1" else site_url
+
+
 def short_link_url(site_url: str | None, qid: int) -> str:
     """The absolute short link people paste into chat (relative if no site_url is configured)."""
     base = (site_url or "/").rstrip("/") + "/"
     return f"{base}{SHORT_LINK_DIR}/{qid}/"
 
 
-def _redirect_page(target: str, canonical: str | None) -> str:
+def _redirect_page(target: str, canonical: str | None, title: str, description: str) -> str:
+    """A redirect page that also previews well when its link is pasted in chat: the question's title,
+    description and canonical address (Open Graph and Twitter tags), not "Redirecting…"."""
     t = _html.escape(target, quote=True)
     js_target = json.dumps(target)
-    canon = f'<link rel="canonical" href="{_html.escape(canonical, quote=True)}">' if canonical else ""
+    ti, de = _html.escape(title, quote=True), _html.escape(description, quote=True)
+    meta = (f'<meta name="description" content="{de}"><meta property="og:type" content="article">'
+            f'<meta property="og:title" content="{ti}"><meta property="og:description" content="{de}">'
+            f'<meta name="twitter:card" content="summary"><meta name="twitter:title" content="{ti}">'
+            f'<meta name="twitter:description" content="{de}">')
+    if canonical:
+        c = _html.escape(canonical, quote=True)
+        meta += f'<link rel="canonical" href="{c}"><meta property="og:url" content="{c}">'
     return (
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        "<title>Redirecting…</title><meta name=\"robots\" content=\"noindex\">"
-        f"{canon}<meta http-equiv=\"refresh\" content=\"0; url={t}\">"
+        f"<title>{ti}</title><meta name=\"robots\" content=\"noindex\">"
+        f"{meta}<meta http-equiv=\"refresh\" content=\"0; url={t}\">"
         f"<script>location.replace({js_target} + location.hash)</script>"
-        f"</head><body><p><a href=\"{t}\">Go to the question</a></p></body></html>\n"
+        f"</head><body><p><a href=\"{t}\">{ti}</a></p></body></html>\n"
     )
 
 
-def short_link_pages(qid: int, page_url: str, site_url: str | None) -> dict[str, str]:
-    """Redirect pages for question ``qid`` whose page lives at site-relative ``page_url``.
+def short_link_pages(qid: int, page_url: str, site_url: str | None, title: str = "",
+                     description: str = "") -> dict[str, str]:
+    """Redirect pages for question ``qid`` whose page lives at site-relative ``page_url``, carrying
+    the question's ``title`` and ``description`` as link-preview tags.
 
     Returns {path relative to the site dir: HTML}.
     """
     canonical = (site_url.rstrip("/") + "/" + page_url) if site_url else None
+    title = title or f"Question {qid}"
     return {
-        f"{SHORT_LINK_DIR}/{qid}/index.html": _redirect_page("../../" + page_url, canonical),
-        f"{SHORT_LINK_DIR}/{qid}.html": _redirect_page("../" + page_url, canonical),
+        f"{SHORT_LINK_DIR}/{qid}/index.html": _redirect_page("../../" + page_url, canonical, title, description),
+        f"{SHORT_LINK_DIR}/{qid}.html": _redirect_page("../" + page_url, canonical, title, description),
     }
 
 
-_BUTTON = ('<button type="button" class="msib-copy-link{cls}" data-clipboard-text="{url}" '
+_BUTTON = ('<button type="button" class="msib-copy-link{cls}" data-clipboard-text="{url}"{here} '
            'title="Copy link{what}" aria-label="Copy link{what}">{icon}</button>')
 _H1_END = re.compile(r"(<h1\b[^>]*>.*?)(</h1>)", re.S)
 _FOLLOWUP = re.compile(r'<details class="followup" id="(fu-[a-z0-9-]+)"')
@@ -67,18 +93,22 @@ def _icon_symbol(icon_svg: str) -> tuple[str, str]:
     return symbol, f'<svg aria-hidden="true"><use href="#{_ICON_ID}"></use></svg>'
 
 
-def add_copy_link_buttons(page_html: str, short_url: str, icon_svg: str = "") -> str:
+def add_copy_link_buttons(page_html: str, short_url: str, icon_svg: str = "", public: bool = True) -> str:
     """Add a copy-link button to the question heading and one beside each follow-up.
 
     Material's clipboard integration copies any element's ``data-clipboard-text`` and shows its
     "Copied to clipboard" notice. A follow-up's button sits just before its ``<details>`` (a button
     inside ``<summary>`` would be an interactive element nested in another); CSS places it on the
     summary's row.
+
+    Without a public address (``public`` false) each button also carries ``data-msib-copy-here``: the
+    site script then copies the address the reader is on (the page, plus the follow-up's anchor).
     """
     symbol, use = _icon_symbol(icon_svg)
+    here = "" if public else " data-msib-copy-here"
 
     def button(url: str, what: str, cls: str = "") -> str:
-        return _BUTTON.format(url=url, what=what, icon=use, cls=cls)
+        return _BUTTON.format(url=url, what=what, icon=use, cls=cls, here=here)
 
     out = _H1_END.sub(lambda m: m.group(1) + button(short_url, " to this question") + m.group(2),
                       symbol + page_html, count=1)

@@ -7,7 +7,7 @@ import re
 import pytest
 from bs4 import BeautifulSoup
 
-from sitekit import ROOT, first_question, h1_text, page_html_path
+from sitekit import ROOT, build, first_question, h1_text, make_fixture_site, page_html_path
 
 PUBLISHED = [int(line) for line in (ROOT / "tests" / "published_ids.txt").read_text().splitlines()
              if line.strip() and not line.startswith("#")]
@@ -66,6 +66,8 @@ def test_copy_link_buttons_carry_the_short_link(which, directory_urls, request, 
         short = f"{http_server.base_url}q/{q.id}/"
         h1_button = doc.select_one("article h1 button.msib-copy-link")
         assert h1_button and h1_button["data-clipboard-text"] == short, q.src
+        # The test server's address is local: the page script copies the reader's address instead.
+        assert h1_button.has_attr("data-msib-copy-here"), q.src
         for fu in doc.select("details.followup"):
             button = fu.find_previous_sibling()
             assert button.name == "button" and "msib-copy-link" in button["class"], (q.src, fu["id"])
@@ -102,13 +104,16 @@ def test_copy_link_puts_the_short_link_on_the_clipboard(served_site, browser, re
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=served_site.rstrip("/"))
     pg = context.new_page()
     q = first_question(registry)
-    pg.goto(served_site + q.src[:-3] + "/")
+    page_url = served_site + q.src[:-3] + "/"
+    pg.goto(page_url)
+    # This build has no public address (SITE_URL is the local test server): "copy link" copies the
+    # address the reader is on, with the follow-up's anchor, never a 127.0.0.1 short link.
     pg.locator("article h1 button.msib-copy-link").click()
-    assert pg.evaluate("navigator.clipboard.readText()") == f"{served_site}q/{q.id}/"
+    assert pg.evaluate("navigator.clipboard.readText()") == page_url
     fu = pg.locator("details.followup").nth(1)
     fu_id = fu.get_attribute("id")
     pg.locator(f"button.msib-copy-link[data-clipboard-text$='#{fu_id}']").click()
-    assert pg.evaluate("navigator.clipboard.readText()") == f"{served_site}q/{q.id}/#{fu_id}"
+    assert pg.evaluate("navigator.clipboard.readText()") == f"{page_url}#{fu_id}"
     assert fu.evaluate("d => d.open") is False, "clicking copy must not toggle the follow-up"
     # The copied link works: it opens the page with that follow-up expanded.
     pg.goto(f"{served_site}q/{q.id}/#{fu_id}")
@@ -138,3 +143,25 @@ def test_404_page_offers_search(served_site, page):
     box.wait_for(state="visible")
     box.press_sequentially("cache", delay=30)
     page.locator(".md-search-result__item").first.wait_for(state="attached", timeout=15000)
+
+
+def test_public_address_is_copied_and_previewed(tmp_path):
+    """Built with a public SITE_URL, the buttons hand out the public short link (no local marker), and
+    a pasted short link previews as the question: its title, description and canonical address."""
+    from test_bad_input import GOOD, page
+    site = make_fixture_site(tmp_path / "src", {GOOD: page(1)})
+    out = tmp_path / "out"
+    proc = build(site, out, site_url="https://bank.example.org/serving/")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc = BeautifulSoup((out / GOOD[:-3] / "index.html").read_text(encoding="utf-8"), "html.parser")
+    button = doc.select_one("article h1 button.msib-copy-link")
+    assert button["data-clipboard-text"] == "https://bank.example.org/serving/q/1/"
+    assert not button.has_attr("data-msib-copy-here")
+    for rel in ("q/1/index.html", "q/1.html"):
+        short = BeautifulSoup((out / rel).read_text(encoding="utf-8"), "html.parser")
+        tags = {m.get("property") or m.get("name"): m.get("content") for m in short.find_all("meta")}
+        assert short.title.get_text() == "Question 1?"
+        assert tags["og:title"] == "Question 1?" and tags["og:description"] == "A test page."
+        assert tags["description"] == "A test page." and tags["twitter:title"] == "Question 1?"
+        page_url = "https://bank.example.org/serving/" + GOOD[:-3] + "/"
+        assert tags["og:url"] == page_url and short.find("link", rel="canonical")["href"] == page_url

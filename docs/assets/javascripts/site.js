@@ -1,4 +1,5 @@
-/* Practice progress, kept in this browser (localStorage) and nowhere else.
+/* Site-wide behaviour: practice progress kept in this browser (localStorage) and nowhere else, and
+ * the address "copy link" hands out on builds without a public address (at the end of this file).
  *
  * One store for the whole site: spaced-review state per question (Leitner boxes) and the ticks of the
  * knowledge map and study plan. Anything read from storage or from an imported file is data: it is
@@ -182,4 +183,18 @@
     liveChecklists(state);
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
+})();
+
+/* "Copy link" on a build without a public address (no SITE_URL, or a local one): copy the address the
+ * reader is on, with the follow-up's anchor, instead of a local short link that means nothing in chat. */
+(function () {
+  "use strict";
+  function here() {
+    document.querySelectorAll("[data-msib-copy-here]").forEach(function (button) {
+      var anchor = (button.getAttribute("data-clipboard-text") || "").split("#")[1];
+      var page = location.href.split("#")[0];
+      button.setAttribute("data-clipboard-text", anchor ? page + "#" + anchor : page);
+    });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", here); else here();
 })();
