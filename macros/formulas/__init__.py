@@ -8,6 +8,7 @@ Modules by topic:
 - :mod:`.parallel`  valid TP degrees, per-GPU shards, TP all-reduce and EP all-to-all volume
 - :mod:`.speed`     decode bandwidth bound, prefill compute time, arithmetic intensity, ridge point
 - :mod:`.capacity`  Little's law, replicas, Kubernetes HPA, cost per million tokens, crossover, floor
+- :mod:`.mlops`     A/B sample size, experiment duration, peeking false-positive rate, build vs buy
 - :mod:`.specdec`   speculative decoding expected tokens and speed-up
 - :mod:`.adapters`  LoRA adapter size
 - :mod:`.vision`    vision-encoder tokens per image
@@ -20,6 +21,7 @@ nonsensical input. Nothing here formats numbers or imports MkDocs.
 from .adapters import *  # noqa: F401,F403
 from .capacity import *  # noqa: F401,F403
 from .memory import *  # noqa: F401,F403
+from .mlops import *  # noqa: F401,F403
 from .parallel import *  # noqa: F401,F403
 from .params import *  # noqa: F401,F403
 from .specdec import *  # noqa: F401,F403

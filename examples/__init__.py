@@ -1,0 +1,1 @@
+"""Example code that question pages include and the test suite runs."""
