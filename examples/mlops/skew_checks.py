@@ -80,7 +80,6 @@ def check_channel_order(preprocess: Callable[[list], list]) -> list[Finding]:
 # --8<-- [end:channel-order]
 
 
-# --8<-- [start:resize]
 def resize_nearest(img: list, out_h: int, out_w: int) -> list:
     """Nearest neighbour, source index floor(dst × scale) (OpenCV INTER_NEAREST's rule)."""
     h, w, _ = _check_image("img", img)
@@ -118,6 +117,7 @@ def resize_area(img: list, out_h: int, out_w: int) -> list:
               for k in range(c)] for x in range(out_w)] for y in range(out_h)]
 
 
+# --8<-- [start:resize]
 def stripes(size: int = 8, period: int = 4) -> list:
     """A fixture with one-pixel vertical lines: high-frequency content that exposes interpolation."""
     return [[(255, 255, 255) if x % period == 0 else (0, 0, 0) for x in range(size)] for _ in range(size)]
