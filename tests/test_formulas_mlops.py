@@ -17,9 +17,26 @@ def test_quantiles_match_printed_tables():
         assert M.z_quantile(p) == pytest.approx(z, abs=1e-6)
 
 
+def _r_power_prop_test_power(n, p1, p2, sig_level=0.05):
+    # R's power equation, transcribed from src/library/stats/R/power.R (power.prop.test, two-sided, strict = FALSE):
+    # pnorm((sqrt(n) * |p1 - p2| - qnorm(sig.level / 2, lower = FALSE) * sqrt((p1 + p2) * (1 - (p1 + p2) / 2)))
+    #       / sqrt(p1 (1 - p1) + p2 (1 - p2)))
+    from statistics import NormalDist
+    nd = NormalDist()
+    q = nd.inv_cdf(1 - sig_level / 2)
+    return nd.cdf((math.sqrt(n) * abs(p1 - p2) - q * math.sqrt((p1 + p2) * (1 - (p1 + p2) / 2)))
+                  / math.sqrt(p1 * (1 - p1) + p2 * (1 - p2)))
+
+
 def test_sample_size_matches_r_power_prop_test_example():
-    # R's documentation for power.prop.test: power.prop.test(p1 = .50, p2 = .75, power = .90) => n = 76.7
-    assert round(M.two_proportion_sample_size(0.50, 0.75, alpha=0.05, power=0.90), 1) == 76.7
+    # The example in R's power.prop.test documentation: power.prop.test(p1 = .50, p2 = .75, power = .90).
+    # R finds n with uniroot on its power equation; bisection on the transcribed equation does the same here.
+    lo, hi = 1.0, 1e4
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _r_power_prop_test_power(mid, 0.50, 0.75) < 0.90 else (lo, mid)
+    assert round(lo, 1) == 76.7
+    assert M.two_proportion_sample_size(0.50, 0.75, alpha=0.05, power=0.90) == pytest.approx(lo, rel=1e-9)
 
 
 def test_sample_size_closed_form_by_hand():
@@ -55,7 +72,8 @@ def test_experiment_days_smaller_arm_sets_the_pace():
         M.experiment_days(10_000, 100_000, 0.6, control_share=0.6)
 
 
-@pytest.mark.parametrize("looks, published", [(1, 0.05), (2, 0.083), (3, 0.107), (5, 0.142), (10, 0.193)])
+@pytest.mark.parametrize("looks, published", [(1, 0.05), (2, 0.083), (3, 0.107), (4, 0.126), (5, 0.142),
+                                                (10, 0.193), (20, 0.248)])
 def test_peeking_matches_armitage_mcpherson_rowe(looks, published):
     # Armitage, McPherson & Rowe (1969), repeated significance tests at nominal 5 %, as tabulated in
     # Jennison & Turnbull, "Group Sequential Methods with Applications to Clinical Trials", Table 1.1.
@@ -73,6 +91,16 @@ def test_build_vs_buy_by_hand():
     assert r["buy"] == 60_000 + 36 * 80_000 == 2_940_000
     # (480,000 - 60,000) / (80,000 - 50,000) = 14 months exactly
     assert r["breakeven_month"] == 14
+
+
+def test_build_cheaper_at_first_but_dearer_per_month_never_breaks_even():
+    # Build: 0 once, 30,000 a month; buy: 100,000 once, 20,000 a month. Building is cheaper until month 10
+    # (300,000 vs 300,000 at month 10), then dearer for ever: no month from which it stays no dearer.
+    r = M.build_vs_buy_costs(24, build_engineer_months=0, maintain_engineers=1.5, engineer_cost_per_month=20_000,
+                             build_infra_per_month=0, seats=20, licence_per_seat_month=1_000,
+                             buy_integration_engineer_months=5)
+    assert (r["build_once"], r["build_monthly"], r["buy_once"], r["buy_monthly"]) == (0, 30_000, 100_000, 20_000)
+    assert r["breakeven_month"] == math.inf
 
 
 def test_build_never_breaks_even_when_it_runs_dearer():

@@ -133,8 +133,9 @@ def build_vs_buy_costs(months: int, *, build_engineer_months: float, maintain_en
     buy   = integration_engineer_months × cost + months × (seats × per-seat + nodes × per-node + buy_infra)
 
     Engineer cost is the loaded monthly cost (salary, overhead). Returns ``build``, ``buy`` and
-    ``breakeven_month``: the first whole month at which building has cost no more than buying, or
-    ``math.inf`` when it never does because the monthly run rate of building is not lower.
+    ``breakeven_month``: the first whole month from which on building has cost no more than buying
+    and stays so, or ``math.inf`` when there is none. With a higher monthly run rate for building there
+    is none, even if building starts cheaper: buying catches up and then stays ahead.
     """
     n = chk.positive_int("months", months)
     for name, v in (("build_engineer_months", build_engineer_months), ("maintain_engineers", maintain_engineers),

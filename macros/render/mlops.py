@@ -169,7 +169,7 @@ def build_vs_buy(months: int, build_engineer_months: float, maintain_engineers: 
     cheaper = "building" if r["build"] < r["buy"] else "buying"
     ex.result(f"over {_i(months)} months {cheaper} is cheaper: build {usd(r['build'])}, buy {usd(r['buy'])}")
     if r["breakeven_month"] == math.inf:
-        ex.result("building never catches up: its monthly run rate is not below the licence run rate")
+        ex.result("building never stays cheaper: its monthly run rate is not below the buy run rate")
     else:
         ex.result(f"building has cost no more than buying from month {_i(r['breakeven_month'])} on")
     ex.note("Costs not in the inputs (opportunity cost of the engineers, vendor lock-in, security review, "
