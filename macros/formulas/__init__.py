@@ -9,6 +9,7 @@ Modules by topic:
 - :mod:`.speed`     decode bandwidth bound, prefill compute time, arithmetic intensity, ridge point
 - :mod:`.serving`   dynamic batching (queue delay against throughput), model instances per GPU
 - :mod:`.capacity`  Little's law, replicas, Kubernetes HPA, cost per million tokens, crossover, floor
+- :mod:`.mlops`     A/B sample size, experiment duration, peeking false-positive rate, build vs buy
 - :mod:`.specdec`   speculative decoding expected tokens and speed-up
 - :mod:`.adapters`  LoRA adapter size
 - :mod:`.vision`    vision-encoder tokens per image
@@ -22,6 +23,7 @@ from .adapters import *  # noqa: F401,F403
 from .serving import *  # noqa: F401,F403
 from .capacity import *  # noqa: F401,F403
 from .memory import *  # noqa: F401,F403
+from .mlops import *  # noqa: F401,F403
 from .parallel import *  # noqa: F401,F403
 from .params import *  # noqa: F401,F403
 from .specdec import *  # noqa: F401,F403

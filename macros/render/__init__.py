@@ -33,6 +33,7 @@ from . import parallel  # noqa: F401
 from . import speed  # noqa: F401
 from . import capacity  # noqa: F401
 from . import serving  # noqa: F401
+from . import mlops  # noqa: F401
 from . import specdec  # noqa: F401
 from . import adapters  # noqa: F401
 from . import vision  # noqa: F401
