@@ -10,6 +10,8 @@ from __future__ import annotations
 VLLM = ("vLLM 0.11.0", "https://github.com/vllm-project/vllm/blob/v0.11.0/vllm/v1/metrics/loggers.py")
 VLLM_HTTP = ("vLLM 0.11.0 API server (prometheus-fastapi-instrumentator 7.x, default metrics)",
              "https://github.com/vllm-project/vllm/blob/v0.11.0/vllm/entrypoints/openai/api_server.py")
+PROMETHEUS = ("Prometheus 2.42.0, synthetic series written for every scrape target",
+              "https://github.com/prometheus/prometheus/blob/v2.42.0/docs/concepts/jobs_instances.md")
 DCGM = ("dcgm-exporter 4.5.3-4.8.2, etc/default-counters.csv",
         "https://github.com/NVIDIA/dcgm-exporter/blob/4.5.3-4.8.2/etc/default-counters.csv")
 
@@ -37,6 +39,8 @@ METRICS: dict[str, tuple[str, tuple[str, str]]] = {
     # vLLM 0.11 OpenAI-compatible server, HTTP layer
     "http_requests_total": ("counter", VLLM_HTTP),
     "http_request_duration_seconds": ("histogram", VLLM_HTTP),
+    # Prometheus itself: 1 if the target's last scrape succeeded, 0 if it failed
+    "up": ("gauge", PROMETHEUS),
     # NVIDIA DCGM exporter, default counters
     "DCGM_FI_DEV_GPU_UTIL": ("gauge", DCGM),
     "DCGM_FI_DEV_FB_USED": ("gauge", DCGM),

@@ -82,3 +82,14 @@ def test_ks_by_hand():
     assert ks_critical_value(50, 50) == pytest.approx(1.35810 * 0.2, abs=1e-5)
     with pytest.raises(ValueError):
         ks_statistic([], [1])
+
+
+def test_ks_critical_macro():
+    # 1.3581 x sqrt((10 + 10) / (10 x 10)) = 1.3581 x 0.44721 = 0.60736 (hand); a bad size is named
+    from macros.errors import MacroInputError
+    from macros.render.monitoring import ks_critical
+
+    assert ks_critical(10, 10) == "0.6074"
+    assert ks_critical(20000, 20000) == "0.0136"  # 1.3581 x sqrt(1e-4)
+    with pytest.raises((MacroInputError, ValueError), match="n"):
+        ks_critical(0, 10)

@@ -237,6 +237,12 @@ def ks_example(baseline, current, alpha: float = 0.05) -> str:
     return ex.render()
 
 
+@macro("inline", example="ks_critical(20000, 20000)")
+def ks_critical(n: int, m: int, alpha: float = 0.05) -> str:
+    """Large-sample two-sample KS critical value for sample sizes `n` and `m`, four decimals, e.g. '0.0136'."""
+    return f"{F.ks_critical_value(n, m, alpha):.4f}"
+
+
 @macro("block", example="qps_doubling(40, 6.5, gpus_per_replica=2, target_util=0.7, factor=2)")
 def qps_doubling(peak_qps: float, per_replica_qps: float, gpus_per_replica: int = 1, target_util: float = 0.7,
                  factor: float = 2, redundancy: int = 1) -> str:
