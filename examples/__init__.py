@@ -1,2 +1,2 @@
 """Code that question pages present as working: included into the pages with pymdownx.snippets and run
-by the tests in tests/examples/."""
+by the tests."""

@@ -9,10 +9,14 @@ Modules by topic:
 - :mod:`.speed`     decode bandwidth bound, prefill compute time, arithmetic intensity, ridge point
 - :mod:`.serving`   dynamic batching (queue delay against throughput), model instances per GPU
 - :mod:`.capacity`  Little's law, replicas, Kubernetes HPA, cost per million tokens, crossover, floor
+- :mod:`.mlops`     A/B sample size, experiment duration, peeking false-positive rate, build vs buy
 - :mod:`.specdec`   speculative decoding expected tokens and speed-up
 - :mod:`.adapters`  LoRA adapter size
 - :mod:`.vision`    vision-encoder tokens per image
 - :mod:`.transfer`  KV transfer time (disaggregated prefill), model load time
+- :mod:`.slo`       error budgets and burn rates
+- :mod:`.histograms` quantiles from cumulative histogram buckets (Prometheus's histogram_quantile)
+- :mod:`.drift`     drift statistics: PSI and the two-sample KS statistic
 
 Every function documents its formula, units and assumptions, and raises ValueError on negative or
 nonsensical input. Nothing here formats numbers or imports MkDocs.
@@ -21,9 +25,13 @@ nonsensical input. Nothing here formats numbers or imports MkDocs.
 from .adapters import *  # noqa: F401,F403
 from .serving import *  # noqa: F401,F403
 from .capacity import *  # noqa: F401,F403
+from .drift import *  # noqa: F401,F403
+from .histograms import *  # noqa: F401,F403
 from .memory import *  # noqa: F401,F403
+from .mlops import *  # noqa: F401,F403
 from .parallel import *  # noqa: F401,F403
 from .params import *  # noqa: F401,F403
+from .slo import *  # noqa: F401,F403
 from .specdec import *  # noqa: F401,F403
 from .speed import *  # noqa: F401,F403
 from .transfer import *  # noqa: F401,F403

@@ -121,6 +121,7 @@ class Example:
         self.steps: list[str] = []
         self.results: list[str] = []
         self.notes: list[str] = []
+        self.tables: list[str] = []
 
     def formula(self, text: str) -> "Example":
         self.formulas.append(text)
@@ -142,6 +143,11 @@ class Example:
         self.notes.append(text)
         return self
 
+    def table(self, markdown: str) -> "Example":
+        """A Markdown table of computed rows, shown after the substitution and before the result."""
+        self.tables.append(markdown)
+        return self
+
     def render(self) -> str:
         parts: list[str] = []
         if self.formulas:
@@ -155,6 +161,7 @@ class Example:
         if self.steps:
             parts.append("**Substitution**")
             parts.append("\n".join(f"- {s}" for s in self.steps))
+        parts.extend(self.tables)
         if len(self.results) == 1:
             parts.append(f"**Result:** {self.results[0]}")
         elif self.results:

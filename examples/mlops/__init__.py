@@ -1,0 +1,1 @@
+"""Module 7 (MLOps) examples."""
