@@ -8,6 +8,7 @@ Modules by topic:
 - :mod:`.parallel`  valid TP degrees, per-GPU shards, TP all-reduce and EP all-to-all volume
 - :mod:`.speed`     decode bandwidth bound, prefill compute time, arithmetic intensity, ridge point
 - :mod:`.capacity`  Little's law, replicas, Kubernetes HPA, cost per million tokens, crossover, floor
+- :mod:`.quant`     integer quantization, float-format limits, SmoothQuant, decode speed-up bound
 - :mod:`.specdec`   speculative decoding expected tokens and speed-up
 - :mod:`.adapters`  LoRA adapter size
 - :mod:`.vision`    vision-encoder tokens per image
@@ -22,6 +23,7 @@ from .capacity import *  # noqa: F401,F403
 from .memory import *  # noqa: F401,F403
 from .parallel import *  # noqa: F401,F403
 from .params import *  # noqa: F401,F403
+from .quant import *  # noqa: F401,F403
 from .specdec import *  # noqa: F401,F403
 from .speed import *  # noqa: F401,F403
 from .transfer import *  # noqa: F401,F403

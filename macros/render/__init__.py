@@ -31,6 +31,7 @@ from . import budget  # noqa: F401
 from . import parallel  # noqa: F401
 from . import speed  # noqa: F401
 from . import capacity  # noqa: F401
+from . import quant  # noqa: F401
 from . import specdec  # noqa: F401
 from . import adapters  # noqa: F401
 from . import vision  # noqa: F401
