@@ -286,8 +286,8 @@ def smoothquant_example(act_absmax: list, weight_absmax: list, alpha: float = 0.
         raise MacroInputError(f"smoothquant_example: {exc}") from None
     ex = _TableExample(f"SmoothQuant on {len(sm.factors)} channels, α = {_g(alpha)}")
     ex.formula("s_j = max|X_j|^α / max|W_j|^(1−α); X̂_j = X_j / s_j; Ŵ_j = s_j × W_j (product unchanged)")
-    ex.input("activation max per input channel, max|X_j|", _row(sm.act_absmax), "given (calibration)")
-    ex.input("weight max per input channel, max|W_j|", _row(sm.weight_absmax), "given")
+    ex.input("activation max per input channel, max\\|X_j\\|", _row(sm.act_absmax), "given (calibration)")
+    ex.input("weight max per input channel, max\\|W_j\\|", _row(sm.weight_absmax), "given")
     ex.input("migration strength α", _g(alpha), GIVEN)
     table = ["| Channel j | max\\|X_j\\| | max\\|W_j\\| | s_j | max\\|X̂_j\\| after | max\\|Ŵ_j\\| after |",
              "| --- | --- | --- | --- | --- | --- |"]
@@ -299,9 +299,9 @@ def smoothquant_example(act_absmax: list, weight_absmax: list, alpha: float = 0.
     ex.result(f"activation channel spread (largest ÷ smallest max): {_g(sp(sm.act_absmax))} before, "
               f"{_g(sp(sm.act_after))} after")
     ex.result(f"weight channel spread: {_g(sp(sm.weight_absmax))} before, {_g(sp(sm.weight_after))} after")
-    ex.note("A per-tensor activation scale must cover the largest channel, so the spread is what costs the small "
-            "channels their resolution. Weights are quantized per output channel, so a larger weight spread "
-            "across input channels costs less.")
+    ex.note("A per-tensor or per-token activation scale must cover the largest channel, so the activation spread is "
+            "what costs the small channels their resolution. The weights take on the spread that leaves the "
+            "activations; they start flat, and α sets how much they absorb.")
     return ex.render()
 
 
