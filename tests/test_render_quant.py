@@ -68,3 +68,13 @@ def test_smoothquant_example_by_hand():
 def test_bad_input_is_named(call, message):
     with pytest.raises(MacroInputError, match=message):
         call()
+
+
+def test_sqnr_table_shows_about_six_db_per_bit():
+    ramp = [i / 50 - 1 for i in range(101)]
+    out = MACROS["quant_sqnr_table"](ramp, bits=[8, 4])
+    # A full-scale ramp loses close to 20 log10(2) = 6.02 dB per bit: 4 bits fewer, about 24 dB.
+    per_bit = float(out.split("about ")[1].split(" dB per bit")[0])
+    assert 5.5 <= per_bit <= 6.5
+    with pytest.raises(MacroInputError, match="bits must be between 2 and 16"):
+        MACROS["quant_sqnr_table"]([1.0], bits=[1])
