@@ -147,3 +147,13 @@ def test_fit_by_hand():
     assert f.kv_budget == pytest.approx(4.9 * gib)
     assert f.fits and f.headroom == pytest.approx(0.9 * gib)
     assert not fit(16 * gib, 14 * gib, 1, 0.9, 1 * gib, 0.5 * gib).fits
+
+
+def test_sparse_24_storage_by_hand():
+    # FP16 2:4: per group of four, two 16-bit values + two 2-bit indices = 36 bits -> 9 bits per weight.
+    from macros.formulas import sparse_24_bits_per_weight
+    assert sparse_24_bits_per_weight(16) == 9
+    # INT8: 2 x 8 + 2 x 2 = 20 bits per four -> 5 bits per weight.
+    assert sparse_24_bits_per_weight(8) == 5
+    with pytest.raises(ValueError):
+        sparse_24_bits_per_weight(0)

@@ -78,3 +78,15 @@ def test_sqnr_table_shows_about_six_db_per_bit():
     assert 5.5 <= per_bit <= 6.5
     with pytest.raises(MacroInputError, match="bits must be between 2 and 16"):
         MACROS["quant_sqnr_table"]([1.0], bits=[1])
+
+
+def test_sparse_24_example_by_hand():
+    # BF16 2:4: 9 bits per weight; with no KV the linear-layer byte ratio is 16 / 9 = 1.78.
+    out = MACROS["sparse_24_example"]("llama-3.1-8b", "a100-80gb-sxm", fmt="bf16", batch=1, context="4K")
+    assert "(2 × 16 + 2 × 2) / 4 = 9 bits per weight" in out
+    assert "is 1.78× on the linear layers" in out
+    # A100 dense INT8 624 TOPS, sparse 1,248 TOPS (datasheet pair).
+    out = MACROS["sparse_24_example"]("llama-3.1-8b", "a100-80gb-sxm", fmt="int8")
+    assert "1,248 TOPS sparse vs 624 TOPS dense" in out
+    with pytest.raises(MacroInputError, match="no 2:4 sparse tensor-core path"):
+        MACROS["sparse_24_example"]("llama-3.1-8b", "a100-80gb-sxm", fmt="int4-g128")

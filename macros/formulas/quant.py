@@ -371,3 +371,17 @@ def dense_weight_bytes_read(model, fmt, embed_fmt, batch: int) -> float:
 
 
 __all__.append("dense_weight_bytes_read")
+
+
+def sparse_24_bits_per_weight(element_bits: float, metadata_bits_per_kept: float = 2.0) -> float:
+    """Storage bits per original weight of a 2:4 semi-structured sparse matrix.
+
+    Two of every four values are kept, each with a position index among the four (2 bits, the
+    metadata layout of NVIDIA's sparse tensor cores): ``(2 x element_bits + 2 x metadata) / 4``.
+    """
+    chk.positive("element_bits", element_bits)
+    chk.non_negative("metadata_bits_per_kept", metadata_bits_per_kept)
+    return (2 * element_bits + 2 * metadata_bits_per_kept) / 4
+
+
+__all__.append("sparse_24_bits_per_weight")
