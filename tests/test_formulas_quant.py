@@ -85,6 +85,18 @@ def test_asymmetric_int4_by_hand():
     assert r.dequantized == pytest.approx((-1.0, 2.0))
 
 
+def test_asymmetric_per_tensor_shares_one_range_by_hand():
+    # Rows [0, 1] and [-1, 3] at 2 bits, one range for the matrix: [-1, 3], scale 4 / 3, zero point
+    # round(1 / (4/3)) = round(0.75) = 1. Row 0: round(0) + 1 = 1, round(0.75) + 1 = 2. Row 1:
+    # round(-0.75) + 1 = 0, round(2.25) + 1 = 3. Per channel, row 0 gets its own range [0, 1], scale 1/3.
+    tensor = quantize_rows([[0.0, 1.0], [-1.0, 3.0]], 2, symmetric=False, per_channel=False)
+    assert [r.zero_point for r in tensor.rows] == [1, 1]
+    assert [r.q for r in tensor.rows] == [(1, 2), (0, 3)]
+    assert tensor.rows[0].scale == pytest.approx(4 / 3)
+    channel = quantize_rows([[0.0, 1.0], [-1.0, 3.0]], 2, symmetric=False, per_channel=True)
+    assert channel.rows[0].scale == pytest.approx(1 / 3) and channel.rows[0].q == (0, 3)
+
+
 def test_per_channel_beats_per_tensor_on_a_row_with_small_range():
     # Row 0 spans +-0.1, row 1 has a 10.0 outlier. Per tensor, 4-bit symmetric: scale 10/7 = 1.43,
     # so every value of row 0 rounds to 0 and its SQNR is 0 dB; per channel row 0 gets scale 0.1/7.
