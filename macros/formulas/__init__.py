@@ -10,6 +10,7 @@ Modules by topic:
 - :mod:`.serving`   dynamic batching (queue delay against throughput), model instances per GPU
 - :mod:`.capacity`  Little's law, replicas, Kubernetes HPA, cost per million tokens, crossover, floor
 - :mod:`.mlops`     A/B sample size, experiment duration, peeking false-positive rate, build vs buy
+- :mod:`.quant`     integer quantization, float-format limits, SmoothQuant, decode speed-up bound
 - :mod:`.specdec`   speculative decoding expected tokens and speed-up
 - :mod:`.adapters`  LoRA adapter size
 - :mod:`.vision`    vision-encoder tokens per image
@@ -32,6 +33,7 @@ from .mlops import *  # noqa: F401,F403
 from .parallel import *  # noqa: F401,F403
 from .params import *  # noqa: F401,F403
 from .slo import *  # noqa: F401,F403
+from .quant import *  # noqa: F401,F403
 from .specdec import *  # noqa: F401,F403
 from .speed import *  # noqa: F401,F403
 from .transfer import *  # noqa: F401,F403
