@@ -12,6 +12,7 @@ Modules by topic:
 - :mod:`.adapters`  LoRA adapter size
 - :mod:`.vision`    vision-encoder tokens per image
 - :mod:`.transfer`  KV transfer time (disaggregated prefill), model load time
+- :mod:`.kubernetes` probe timings from a load time, requests and limits with headroom, CFS quota
 
 Every function documents its formula, units and assumptions, and raises ValueError on negative or
 nonsensical input. Nothing here formats numbers or imports MkDocs.
@@ -24,5 +25,6 @@ from .parallel import *  # noqa: F401,F403
 from .params import *  # noqa: F401,F403
 from .specdec import *  # noqa: F401,F403
 from .speed import *  # noqa: F401,F403
+from .kubernetes import *  # noqa: F401,F403
 from .transfer import *  # noqa: F401,F403
 from .vision import *  # noqa: F401,F403
