@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from macros import formulas as F
+
 from macros.formulas import (cfs_quota_s, probe_detection_window, resource_plan, round_up,
                              startup_failure_threshold, throttled_share)
 
@@ -56,3 +58,40 @@ def test_resource_plan_by_hand():
     assert round_up(0.3, 0.1) == pytest.approx(0.3)
     with pytest.raises(ValueError, match="headroom"):
         resource_plan(1, gib, -0.1)
+
+
+def test_crashloop_delays_match_kubernetes_docs():
+    # Pod lifecycle docs (release 1.35): after the first crash an immediate restart, then "10s, 20s, 40s, ...
+    # capped at 300 seconds".
+    assert F.crashloop_delays(8, run_s=30) == [0, 10, 20, 40, 80, 160, 300, 300]
+
+
+def test_crashloop_delays_with_a_lower_node_cap():
+    # Docs, KubeletCrashLoopBackOffMax examples: a 100s cap gives 10s, 20s, ... up to 100s; a cap below the
+    # initial delay replaces it ("delays between container restarts will always be 2s").
+    assert F.crashloop_delays(6, run_s=1, max_s=100) == [0, 10, 20, 40, 80, 100]
+    assert F.crashloop_delays(4, run_s=1, max_s=2) == [0, 2, 2, 2]
+    # ReduceDefaultCrashLoopBackOffDecay (alpha): 1 s doubling to 60 s.
+    assert F.crashloop_delays(9, run_s=1, initial_s=1, max_s=60) == [0, 1, 2, 4, 8, 16, 32, 60, 60]
+
+
+def test_crashloop_resets_after_twice_the_cap():
+    # client-go Backoff.hasExpired: eventTime - lastUpdate > 2 x maxDuration; the docs' "10 minutes".
+    assert F.crashloop_reset_s() == 600
+    assert F.crashloop_delays(3, run_s=601) == [0, 0, 0]
+    assert F.crashloop_delays(3, run_s=600) == [0, 10, 20]
+
+
+def test_crashloop_rejects_bad_input():
+    with pytest.raises(ValueError, match="restarts"):
+        F.crashloop_delays(0)
+    with pytest.raises(ValueError, match="run_s"):
+        F.crashloop_delays(3, run_s=-1)
+
+
+def test_termination_grace_by_hand():
+    # 15 s preStop + 2048 tokens x 45 ms (92.16 s) + 10 s exit = 117.16 s -> 120 s
+    assert F.termination_grace_s(15, 2048 * 0.045, 10) == 120
+    assert F.termination_grace_s(10, 20, 0, step_s=10) == 30
+    with pytest.raises(ValueError, match="must be > 0"):
+        F.termination_grace_s(0, 0, 0)

@@ -159,3 +159,17 @@ def test_resources_manifest_matches_the_worked_example():
     assert res["requests"]["memory"] == res["limits"]["memory"] == f"{plan.memory_bytes // 2**30}Gi"
     assert res["limits"]["nvidia.com/gpu"] == plan.gpus
     assert "cpu" not in res["limits"]
+
+
+def test_termination_manifest_matches_the_worked_example():
+    # The page computes the grace period from a 15 s preStop sleep, a 2048-token stream at 45 ms per token
+    # and a 10 s exit; the manifest must carry the same sleep and the computed grace period.
+    import yaml
+    from macros.formulas import termination_grace_s
+    page = (PAGES / "pod-lifecycle.md").read_text()
+    assert "termination_grace(prestop_s=15, max_tokens=2048, tpot_ms=45, exit_s=10)" in page
+    doc = next(yaml.safe_load_all((ROOT / "examples/kubernetes/pod-lifecycle/graceful-shutdown.yaml").read_text()))
+    spec = doc["spec"]["template"]["spec"]
+    sleep = spec["containers"][0]["lifecycle"]["preStop"]["sleep"]["seconds"]
+    assert sleep == 15
+    assert spec["terminationGracePeriodSeconds"] == termination_grace_s(sleep, 2048 * 0.045, 10)

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from . import _checks as chk
 
 __all__ = ["CFS_PERIOD_S", "startup_failure_threshold", "probe_detection_window", "cfs_quota_s",
-           "throttled_share", "round_up", "ResourcePlan", "resource_plan"]
+           "throttled_share", "round_up", "ResourcePlan", "resource_plan", "CRASHLOOP_INITIAL_S",
+           "CRASHLOOP_MAX_S", "crashloop_delays", "crashloop_reset_s", "termination_grace_s"]
 
 #: The kubelet's CFS period (``--cpu-cfs-quota-period`` default, 100 ms).
 CFS_PERIOD_S = 0.1
@@ -98,3 +99,61 @@ def resource_plan(cpu_p95_cores: float, memory_peak_bytes: float, headroom: floa
     cpu = round_up(cpu_p95_cores * (1 + headroom), cpu_step)
     mem = int(round_up(memory_peak_bytes * (1 + headroom), memory_step_bytes))
     return ResourcePlan(cpu, mem, g, "Burstable")
+
+
+#: kubelet container restart back-off in Kubernetes 1.35 (``initialCrashLoopBackOff`` and
+#: ``MaxCrashLoopBackOff`` in pkg/kubelet/kubelet.go; the cap is the default of the kubelet's
+#: ``crashLoopBackOff.maxContainerRestartPeriod``, gate KubeletCrashLoopBackOffMax, beta in 1.35).
+CRASHLOOP_INITIAL_S = 10.0
+CRASHLOOP_MAX_S = 300.0
+
+
+def crashloop_delays(restarts: int, run_s: float = 0.0, initial_s: float = CRASHLOOP_INITIAL_S,
+                     max_s: float = CRASHLOOP_MAX_S) -> list[float]:
+    """Back-off the kubelet waits before each of the first ``restarts`` restarts of a container that
+    exits ``run_s`` seconds after every start.
+
+    Follows client-go's ``flowcontrol.Backoff`` as the kubelet uses it (``doBackOff`` in
+    pkg/kubelet/kuberuntime): the first exit restarts at once and creates the entry at ``initial_s``;
+    each later exit waits the entry's delay, which then doubles up to ``max_s``. An entry whose last
+    restart is more than ``2 × max_s`` before the exit has expired: the restart is immediate and the
+    entry starts again at ``initial_s``. A cap below the initial delay replaces it
+    (``newCrashLoopBackOff``). No jitter: the kubelet builds its back-off without it.
+    """
+    n = chk.positive_int("restarts", restarts)
+    chk.non_negative("run_s", run_s)
+    chk.positive("initial_s", initial_s)
+    chk.positive("max_s", max_s)
+    first = min(initial_s, max_s)
+    delays: list[float] = []
+    backoff = None
+    for _ in range(n):
+        if backoff is None or run_s > 2 * max_s:
+            delays.append(0.0)
+            backoff = first
+        else:
+            delays.append(backoff)
+            backoff = min(backoff * 2, max_s)
+    return delays
+
+
+def crashloop_reset_s(max_s: float = CRASHLOOP_MAX_S) -> float:
+    """Uptime after which the kubelet forgets a container's back-off (twice the cap: 10 min by default)."""
+    return 2 * chk.positive("max_s", max_s)
+
+
+def termination_grace_s(prestop_s: float, drain_s: float, exit_s: float, step_s: float = 10) -> int:
+    """``terminationGracePeriodSeconds`` that covers a preStop wait, the drain of in-flight requests
+    after SIGTERM and the process's own exit, rounded up to ``step_s``.
+
+    The grace period counts from the deletion, before the preStop hook runs, so the hook's time is
+    spent out of it (Kubernetes 1.35 API: Lifecycle.preStop).
+    """
+    chk.non_negative("prestop_s", prestop_s)
+    chk.non_negative("drain_s", drain_s)
+    chk.non_negative("exit_s", exit_s)
+    chk.positive("step_s", step_s)
+    total = prestop_s + drain_s + exit_s
+    if total <= 0:
+        raise ValueError("prestop_s + drain_s + exit_s must be > 0")
+    return int(round_up(total, step_s))

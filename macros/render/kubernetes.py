@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from .. import formulas as F
+from ..formulas import _checks as chk
 from .. import units as U
 from .blocks import GIVEN, Example, _n
 from .registry import macro
@@ -93,4 +94,68 @@ def resource_requests(cpu_p95_cores: float, memory_peak_gib: float, headroom: fl
     ex.note("Measure the working set (`container_memory_working_set_bytes`, what `kubectl top` shows), not RSS "
             "alone; page cache from reading weight files is charged to the container's memory cgroup too but is "
             "reclaimed before the OOM killer runs. Re-measure after an engine upgrade.")
+    return ex.render()
+
+
+@macro("block", example="crashloop_backoff(crash_after_s=90, restarts=8)")
+def crashloop_backoff(crash_after_s: float, restarts: int = 8, initial_s: float = F.CRASHLOOP_INITIAL_S,
+                      max_s: float = F.CRASHLOOP_MAX_S) -> str:
+    """Worked example: the kubelet's restart back-off for a container that dies `crash_after_s` after
+    every start (a model server failing during its load), restart by restart.
+
+    `initial_s` and `max_s` are the kubelet's initial delay and cap (Kubernetes 1.35 defaults 10 s and
+    300 s; a node's `crashLoopBackOff.maxContainerRestartPeriod` can lower the cap).
+    """
+    crash_s = chk.positive("crash_after_s", crash_after_s)
+    delays = F.crashloop_delays(restarts, crash_s, initial_s, max_s)
+    ex = Example("CrashLoopBackOff: restart delays for a server that crashes during its load")
+    ex.formula("delay before restart 1 = 0; before restart k ≥ 2 = min(initial × 2^(k−2), cap), "
+               "while each run stays under 2 × cap")
+    ex.formula("time of restart k = Σ (run time until the crash + delay) over restarts 1..k")
+    ex.input("run time from each start to the crash", U.fmt_seconds(crash_s), GIVEN)
+    ex.input("initial delay / cap", f"{U.fmt_seconds(initial_s)} / {U.fmt_seconds(max_s)}",
+             "kubelet, Kubernetes 1.35 defaults: 10 s / 300 s")
+    t = 0.0
+    for k, d in enumerate(delays, 1):
+        t += crash_s + d
+        wait = "at once" if d == 0 else f"after {U.fmt_seconds(d)}"
+        ex.step(f"restart {k}: {wait}; {U.fmt_seconds(t)} after the first start")
+    reset = F.crashloop_reset_s(max_s)
+    cycle = crash_s + delays[-1]
+    ex.result(f"{restarts} restarts take {U.fmt_seconds(t)}; from then on one attempt every "
+              f"{U.fmt_seconds(cycle)} ({U.fmt_seconds(crash_s)} of loading + {U.fmt_seconds(delays[-1])} "
+              "of back-off)")
+    if crash_s > reset:
+        tail = "here every run is longer than that, so each crash restarts at once"
+    else:
+        tail = "here no run lasts that long, so the delay stays at the cap for as long as the crash repeats"
+    ex.note("kubectl shows `CrashLoopBackOff` only while the container waits out a delay; during each "
+            f"{U.fmt_seconds(crash_s)} of loading it shows `Running`. The delay counts from the container's "
+            f"finish time; the kubelet forgets it once a restarted container has run for more than "
+            f"{U.fmt_seconds(reset)} (twice the cap) before exiting; {tail}.")
+    return ex.render()
+
+
+@macro("block", example="termination_grace(prestop_s=15, max_tokens=2048, tpot_ms=45, exit_s=10)")
+def termination_grace(prestop_s: float, max_tokens: int, tpot_ms: float, exit_s: float = 10,
+                      step_s: float = 10) -> str:
+    """Worked example: `terminationGracePeriodSeconds` for an LLM server from its preStop wait, the
+    longest stream it must finish after SIGTERM (max_tokens × time per output token) and its own exit.
+    """
+    n = chk.positive_int("max_tokens", max_tokens)
+    chk.positive("tpot_ms", tpot_ms)
+    drain = n * tpot_ms / 1000
+    grace = F.termination_grace_s(prestop_s, drain, exit_s, step_s)
+    ex = Example("termination grace period for a streaming LLM server")
+    ex.formula("grace ≥ preStop wait + longest in-flight request + process exit, rounded up")
+    ex.input("preStop sleep (endpoint removal to reach every proxy)", U.fmt_seconds(prestop_s), GIVEN)
+    ex.input("longest request: max_tokens", f"{n:,}", GIVEN)
+    ex.input("time per output token at full load", f"{_n(tpot_ms)} ms", GIVEN)
+    ex.input("engine exit (free GPU memory, stop workers)", U.fmt_seconds(exit_s), GIVEN)
+    ex.step(f"longest stream: {n:,} × {_n(tpot_ms)} ms = {U.fmt_seconds(drain)}")
+    ex.step(f"{U.fmt_seconds(prestop_s)} + {U.fmt_seconds(drain)} + {U.fmt_seconds(exit_s)} = "
+            f"{U.fmt_seconds(prestop_s + drain + exit_s)}, rounded up to a multiple of {_n(step_s)} s")
+    ex.result(f"`terminationGracePeriodSeconds: {grace}` (the default is 30)")
+    ex.note("A request admitted just before the Pod was marked for deletion may have started at any point in "
+            "its stream, so budget the whole stream. What the grace period cannot cover, the client must retry.")
     return ex.render()
