@@ -18,6 +18,7 @@ Modules by topic:
 - :mod:`.slo`       error budgets and burn rates
 - :mod:`.histograms` quantiles from cumulative histogram buckets (Prometheus's histogram_quantile)
 - :mod:`.drift`     drift statistics: PSI and the two-sample KS statistic
+- :mod:`.kubernetes` probe timings from a load time, requests and limits with headroom, CFS quota
 
 Every function documents its formula, units and assumptions, and raises ValueError on negative or
 nonsensical input. Nothing here formats numbers or imports MkDocs.
@@ -36,5 +37,6 @@ from .slo import *  # noqa: F401,F403
 from .quant import *  # noqa: F401,F403
 from .specdec import *  # noqa: F401,F403
 from .speed import *  # noqa: F401,F403
+from .kubernetes import *  # noqa: F401,F403
 from .transfer import *  # noqa: F401,F403
 from .vision import *  # noqa: F401,F403
