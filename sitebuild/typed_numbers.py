@@ -32,6 +32,7 @@ ALLOWLIST: list[tuple[str, str]] = [
     (r"\bH100[ -]?(?:80|94)\s?GB\b", "GPU product name"),
     (r"\bRTX\s?\d{4}\s?(?:Ti\s)?\d{1,2}\s?GB\b", "consumer GPU product name"),
     (r"\bJetson [A-Za-z ]+\d+\s?GB\b", "Jetson module product name"),
+    (r"\bT4 16\s?GB\b", "GPU product name (NVIDIA T4 16GB)"),
 ]
 
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})")

@@ -10,6 +10,7 @@ Modules by topic:
 - :mod:`.serving`   dynamic batching (queue delay against throughput), model instances per GPU
 - :mod:`.capacity`  Little's law, replicas, Kubernetes HPA, cost per million tokens, crossover, floor
 - :mod:`.mlops`     A/B sample size, experiment duration, peeking false-positive rate, build vs buy
+- :mod:`.quant`     integer quantization, float-format limits, SmoothQuant, decode speed-up bound
 - :mod:`.specdec`   speculative decoding expected tokens and speed-up
 - :mod:`.adapters`  LoRA adapter size
 - :mod:`.vision`    vision-encoder tokens per image
@@ -17,6 +18,7 @@ Modules by topic:
 - :mod:`.slo`       error budgets and burn rates
 - :mod:`.histograms` quantiles from cumulative histogram buckets (Prometheus's histogram_quantile)
 - :mod:`.drift`     drift statistics: PSI and the two-sample KS statistic
+- :mod:`.kubernetes` probe timings from a load time, requests and limits with headroom, CFS quota
 
 Every function documents its formula, units and assumptions, and raises ValueError on negative or
 nonsensical input. Nothing here formats numbers or imports MkDocs.
@@ -32,7 +34,9 @@ from .mlops import *  # noqa: F401,F403
 from .parallel import *  # noqa: F401,F403
 from .params import *  # noqa: F401,F403
 from .slo import *  # noqa: F401,F403
+from .quant import *  # noqa: F401,F403
 from .specdec import *  # noqa: F401,F403
 from .speed import *  # noqa: F401,F403
+from .kubernetes import *  # noqa: F401,F403
 from .transfer import *  # noqa: F401,F403
 from .vision import *  # noqa: F401,F403

@@ -14,6 +14,7 @@ One module per topic, mirroring :mod:`macros.formulas`:
 - :mod:`.vision`     vision-encoder tokens
 - :mod:`.transfer`   KV transfer and model load time
 - :mod:`.monitoring` error budgets, burn rates, histogram quantiles, drift statistics, QPS growth
+- :mod:`.kubernetes` probe timings, requests and limits
 - :mod:`.lookups`    catalog values and links for a sentence
 - :mod:`.reference`  the reference pages (models, GPUs, formats, prices)
 
@@ -35,10 +36,12 @@ from . import speed  # noqa: F401
 from . import capacity  # noqa: F401
 from . import serving  # noqa: F401
 from . import mlops  # noqa: F401
+from . import quant  # noqa: F401
 from . import specdec  # noqa: F401
 from . import adapters  # noqa: F401
 from . import vision  # noqa: F401
 from . import transfer  # noqa: F401
+from . import kubernetes  # noqa: F401
 from . import lookups  # noqa: F401
 from . import monitoring  # noqa: F401
 from . import reference  # noqa: F401
