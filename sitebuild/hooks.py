@@ -12,12 +12,11 @@ from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
-from sitebuild.contract import collapse_mistakes, insert_key_points, split_sources
+from sitebuild.contract import SOURCES_HEADING, collapse_mistakes, insert_key_points, split_sources
 from sitebuild.nav import build_nav
 from sitebuild.practice import page_extract, practice_scripts
 from sitebuild.registry import SiteError, load_site
-from sitebuild.shortlinks import (
-    SHORT_LINK_DIR, add_copy_link_buttons, public_site_url, short_link_pages, short_link_url)
+from sitebuild.shortlinks import SHORT_LINK_DIR, add_copy_link_buttons, short_link_pages, short_link_url
 from sitebuild.structure import check_question_html
 
 # The nav entry in mkdocs.yml that is replaced by the generated question navigation.
@@ -70,13 +69,15 @@ def on_page_markdown(markdown, page, config, files):
     lines = [f"# {q.title}", "", body.rstrip(), ""]
     if q.related:
         site = _state["site"]
-        lines += ["## Related questions", ""]
+        # Lists of other pages' titles and of source links: kept out of the search index, where they
+        # would make every page match every other page's topic and bloat the index.
+        lines += ["## Related questions { data-search-exclude }", ""]
         for rid in q.related:
             r = site.questions[rid]
             lines.append(f"- [{r.label} · {r.title}]({r.link})")
         lines.append("")
     if sources:
-        lines += [sources.rstrip(), ""]
+        lines += [sources.rstrip().replace(SOURCES_HEADING, SOURCES_HEADING + " { data-search-exclude }", 1), ""]
     return "\n".join(lines)
 
 
@@ -85,8 +86,7 @@ def on_page_content(html, page, config, files):
     if q is not None:
         for problem in check_question_html(html):
             _state["problems"].append(f"docs/{q.src}: {problem}")
-        html = add_copy_link_buttons(html, short_link_url(config.site_url, q.id), _link_icon(),
-                                     public=public_site_url(config.site_url) is not None)
+        html = add_copy_link_buttons(html, short_link_url(config.site_url, q.id), _link_icon())
         html = _add_meta_line(html, q, page, files)
         _state["extracts"][q.id] = page_extract(html)
         _state["urls"][q.id] = page.url

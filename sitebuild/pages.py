@@ -62,19 +62,31 @@ def site_macros(docs_dir: str, current_src: Callable[[], str]) -> dict[str, Call
         return "\n".join(out)
 
     def parts_overview() -> str:
-        """Home page: the parts and their sections, with question counts."""
+        """Home page: per part, how many of its planned questions are written, then each section that
+        has questions, with their titles; sections still empty are named in one line, not as boxes."""
         s = site()
         out = []
         for part in s.parts:
             total = sum(len(s.section_questions(sec)) for sec in part.sections)
-            out.append(f"### [{part.title}](/{part.dir}/index.md) — {total} questions\n")
-            out.append(f"{part.summary}\n")
-            out.append("| Section | Questions |")
-            out.append("|---|---|")
+            out.append(f"### [{part.title}](/{part.dir}/index.md)\n")
+            out.append(f"{part.summary} **{total} of {part.planned} questions written.**\n")
+            empty = []
             for sec in part.sections:
-                out.append(f"| [{sec.label}](/{sec.path}/index.md) | {len(s.section_questions(sec))} |")
-            out.append("")
+                qs = s.section_questions(sec)
+                if not qs:
+                    empty.append(sec.label)
+                    continue
+                out.append(f"**[{sec.label}](/{sec.path}/index.md)** ({len(qs)})\n")
+                out.extend(f"- [{q.label} · {q.title}]({q.link})" for q in qs)
+                out.append("")
+            if empty:
+                out.append(f"_Not written yet: {'; '.join(empty)}._\n")
         return "\n".join(out)
+
+    def written_count() -> str:
+        """'N of M': questions written of those the manifest plans, over all parts."""
+        s = site()
+        return f"{len(s.questions)} of {sum(p.planned for p in s.parts)}"
 
     def question_link(qid: int) -> str:
         """'[Q75 · title](link)' for a question id; an unknown id is an error."""
@@ -136,6 +148,7 @@ def site_macros(docs_dir: str, current_src: Callable[[], str]) -> dict[str, Call
         "section_index": section_index,
         "part_index": part_index,
         "parts_overview": parts_overview,
+        "written_count": written_count,
         "question_link": question_link,
         "tag_vocabulary": tag_vocabulary,
         "difficulty_levels": difficulty_levels,

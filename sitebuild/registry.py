@@ -69,7 +69,13 @@ class Part:
     dir: str
     section_field: str
     summary: str
+    ids: tuple[int, int] = (0, 0)  # first and last id the manifest gives this part
     sections: tuple[Section, ...] = ()
+
+    @property
+    def planned(self) -> int:
+        """How many questions the manifest plans for this part."""
+        return self.ids[1] - self.ids[0] + 1
 
 
 @dataclass(frozen=True)
@@ -136,7 +142,7 @@ def load_taxonomy() -> tuple[tuple[Part, ...], dict[str, str], dict[str, str]]:
     tags = yaml.load(TAGS_FILE.read_text(encoding="utf-8"), Loader=_YAML_LOADER)  # noqa: S506 - safe
     parts = []
     for p in raw["parts"]:
-        part = Part(p["key"], p["title"], p["dir"], p["section_field"], p["summary"])
+        part = Part(p["key"], p["title"], p["dir"], p["section_field"], p["summary"], tuple(p["ids"]))
         secs = tuple(Section(s["key"], s["title"], s["dir"], part) for s in p["sections"])
         object.__setattr__(part, "sections", secs)
         parts.append(part)
@@ -253,6 +259,8 @@ def _validate(rel, meta, parts, tags, difficulties, problems) -> Question | None
     qid = meta.get("id")
     if "id" in meta and (not isinstance(qid, int) or isinstance(qid, bool) or qid < 1):
         bad("id", f"must be a positive integer, got {qid!r}")
+    if isinstance(qid, int) and not isinstance(qid, bool) and not part.ids[0] <= qid <= part.ids[1]:
+        bad("id", f"{qid} is not an id of '{part.title}' (its ids are {part.ids[0]} to {part.ids[1]})")
     title = meta.get("title")
     if title is not None and (not isinstance(title, str) or not title.strip()):
         bad("title", "must be a non-empty string")

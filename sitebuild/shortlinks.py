@@ -14,20 +14,6 @@ import re
 SHORT_LINK_DIR = "q"
 
 
-LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]", "0.0.0.0")
-
-
-def public_site_url(site_url: str | None) -> str | None:
-    """The site's public address, or None when the build has none (no site_url, or a local one such
-    as the default http://127.0.0.1:8000/ or a test server): then "copy link" copies the address the
-    reader is actually on instead of a local one that means nothing in a chat."""
-    if not site_url:
-        return None
-    from urllib.parse import urlsplit
-    host = (urlsplit(site_url).hostname or "").lower()
-    return None if not host or host in LOCAL_HOSTS or host == "::1" else site_url
-
-
 def short_link_url(site_url: str | None, qid: int) -> str:
     """The absolute short link people paste into chat (relative if no site_url is configured)."""
     base = (site_url or "/").rstrip("/") + "/"
@@ -71,7 +57,7 @@ def short_link_pages(qid: int, page_url: str, site_url: str | None, title: str =
     }
 
 
-_BUTTON = ('<button type="button" class="msib-copy-link{cls}" data-clipboard-text="{url}"{here} '
+_BUTTON = ('<button type="button" class="msib-copy-link{cls}" data-clipboard-text="{url}" '
            'title="Copy link{what}" aria-label="Copy link{what}">{icon}</button>')
 _H1_END = re.compile(r"(<h1\b[^>]*>.*?)(</h1>)", re.S)
 _FOLLOWUP = re.compile(r'<details class="followup" id="(fu-[a-z0-9-]+)"')
@@ -93,7 +79,7 @@ def _icon_symbol(icon_svg: str) -> tuple[str, str]:
     return symbol, f'<svg aria-hidden="true"><use href="#{_ICON_ID}"></use></svg>'
 
 
-def add_copy_link_buttons(page_html: str, short_url: str, icon_svg: str = "", public: bool = True) -> str:
+def add_copy_link_buttons(page_html: str, short_url: str, icon_svg: str = "") -> str:
     """Add a copy-link button to the question heading and one beside each follow-up.
 
     Material's clipboard integration copies any element's ``data-clipboard-text`` and shows its
@@ -101,14 +87,13 @@ def add_copy_link_buttons(page_html: str, short_url: str, icon_svg: str = "", pu
     inside ``<summary>`` would be an interactive element nested in another); CSS places it on the
     summary's row.
 
-    Without a public address (``public`` false) each button also carries ``data-msib-copy-here``: the
-    site script then copies the address the reader is on (the page, plus the follow-up's anchor).
+    When the short link's host is local (no public ``site_url``: 127.0.0.1, localhost), the site script
+    copies the address the reader is on instead (the page, plus the follow-up's anchor).
     """
     symbol, use = _icon_symbol(icon_svg)
-    here = "" if public else " data-msib-copy-here"
 
     def button(url: str, what: str, cls: str = "") -> str:
-        return _BUTTON.format(url=url, what=what, icon=use, cls=cls, here=here)
+        return _BUTTON.format(url=url, what=what, icon=use, cls=cls)
 
     out = _H1_END.sub(lambda m: m.group(1) + button(short_url, " to this question") + m.group(2),
                       symbol + page_html, count=1)

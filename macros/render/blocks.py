@@ -42,7 +42,7 @@ def catalog_link(kind: str, key: str, text: str) -> str:
 
 def example_block(title: str, body_md: str) -> str:
     """Wrap a worked example. Every block macro goes through here; change the wrapper only here."""
-    return f'<div class="worked-example" data-search-exclude markdown>\n\n**Worked example — {title}**\n\n{body_md}\n\n</div>'
+    return f'<div class="worked-example" data-search-exclude="" markdown>\n\n**Worked example — {title}**\n\n{body_md}\n\n</div>'
 
 
 def _i(n) -> str:

@@ -185,16 +185,34 @@
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
 })();
 
-/* "Copy link" on a build without a public address (no SITE_URL, or a local one): copy the address the
- * reader is on, with the follow-up's anchor, instead of a local short link that means nothing in chat. */
+/* "Copy link" on a build without a public address (no SITE_URL, or a local one such as the default
+ * 127.0.0.1:8000): copy the address the reader is on, with the follow-up's anchor, instead of a local
+ * short link that means nothing in a chat. Offline (file://) the same rule applies. */
 (function () {
   "use strict";
+  var LOCAL = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\]|0\.0\.0\.0)$/;
   function here() {
-    document.querySelectorAll("[data-msib-copy-here]").forEach(function (button) {
-      var anchor = (button.getAttribute("data-clipboard-text") || "").split("#")[1];
+    document.querySelectorAll("button.msib-copy-link[data-clipboard-text]").forEach(function (button) {
+      var text = button.getAttribute("data-clipboard-text"), host;
+      try { host = new URL(text, location.href).hostname; } catch (e) { return; }
+      if (!LOCAL.test(host)) return;
+      var anchor = text.split("#")[1];
       var page = location.href.split("#")[0];
       button.setAttribute("data-clipboard-text", anchor ? page + "#" + anchor : page);
     });
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", here); else here();
+})();
+
+/* Printing: open every collapsed block for the printout, then restore what the reader had. */
+(function () {
+  "use strict";
+  var opened = [];
+  window.addEventListener("beforeprint", function () {
+    document.querySelectorAll("details:not([open])").forEach(function (d) { d.open = true; opened.push(d); });
+  });
+  window.addEventListener("afterprint", function () {
+    opened.forEach(function (d) { d.open = false; });
+    opened = [];
+  });
 })();
