@@ -13,7 +13,7 @@ from .. import formulas as F
 from .. import units as U
 from ..catalog import Gpu, Model
 from . import inputs
-from .blocks import _frac, _i, _k, _n, catalog_href, catalog_link
+from .blocks import _frac, _i, _k, catalog_href, catalog_link
 from .registry import ARGS, macro
 
 
@@ -37,11 +37,11 @@ def gpu_figures(gpu: Gpu) -> GpuFigures:
 
 
 def _gb(n_bytes: float) -> str:
-    return _n(round(n_bytes / U.GB, 1))
+    return f"{n_bytes / U.GB:,.1f}"
 
 
 def _tflops(x: float | None) -> str:
-    return "—" if x is None else _n(round(x / 1e12, 1))
+    return "—" if x is None else f"{x / 1e12:,.1f}"
 
 
 @macro("page", example='numbers_gpus()')
@@ -78,7 +78,7 @@ def numbers_models() -> str:
         rows.append(f"| [{m.name}]({catalog_href('model', m.key)}) | {U.fmt_params(b.total)} "
                     f"| {U.fmt_params(b.active) if m.is_moe else 'all'} | {_gb(F.weight_bytes(m, bf16))} "
                     f"| {_gb(F.weight_bytes(m, fp8))} | {_gb(F.weight_bytes(m, int4))} "
-                    f"| {_n(round(F.kv_bytes_per_token(m, bf16) / U.KiB, 2))} |")
+                    f"| {F.kv_bytes_per_token(m, bf16) / U.KiB:,.1f} |")
     return "\n".join(rows)
 
 
