@@ -15,6 +15,7 @@ One module per topic, mirroring :mod:`macros.formulas`:
 - :mod:`.lookups`    catalog values and links for a sentence
 - :mod:`.reference`  the reference pages (models, GPUs, formats, prices)
 - :mod:`.numbers`    the numbers-to-know sheet
+- :mod:`.figures`    generated SVG figures (roofline, paged-KV block table)
 
 Shared parts: :mod:`.registry` (the ``@macro`` decorator, argument conversion by parameter name,
 ``MACROS``), :mod:`.inputs` (catalog lookups and value checks), :mod:`.blocks` (links, the
@@ -39,6 +40,7 @@ from . import transfer  # noqa: F401
 from . import lookups  # noqa: F401
 from . import reference  # noqa: F401
 from . import numbers  # noqa: F401
+from . import figures  # noqa: F401
 from .blocks import anchor_id, catalog_href, catalog_link, example_block
 from .registry import MACROS, REGISTRY, macro
 
