@@ -15,7 +15,6 @@ from .. import formulas as F
 from .. import units as U
 from ..catalog import Gpu, Model
 from ..errors import MacroInputError
-from . import inputs
 from .blocks import _i, _k, anchor_id
 from .numbers import gpu_figures
 from .registry import ARGS, macro
