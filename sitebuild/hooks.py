@@ -11,7 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File
 
+from sitebuild import deck
 from sitebuild.contract import SOURCES_HEADING, collapse_mistakes, insert_key_points, split_sources
 from sitebuild.nav import build_nav
 from sitebuild.practice import page_extract, practice_scripts
@@ -130,6 +132,16 @@ def on_files(files, config):
         if f.src_uri.startswith(SHORT_LINK_DIR + "/"):
             raise PluginError(f"docs/{f.src_uri}: docs/{SHORT_LINK_DIR}/ is reserved for the generated short links")
     _state["files"] = files
+    site = _state["site"]
+    try:
+        generated = deck.deck_files(site, config.docs_dir, lambda q: short_link_url(config.site_url, q.id),
+                                    deck.build_time())
+    except ValueError as exc:
+        raise PluginError(f"flash-card deck: {exc}") from None
+    for rel, content in generated.items():
+        if files.get_file_from_path(rel) is not None:
+            raise PluginError(f"docs/{rel}: reserved for the generated flash-card deck")
+        files.append(File.generated(config, rel, content=content))
     return files
 
 

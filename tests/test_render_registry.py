@@ -25,7 +25,7 @@ INLINE = sorted(n for n, m in REGISTRY.items() if m.kind == "inline")
 def test_registry_covers_every_macro_once():
     assert set(REGISTRY) == set(MACROS)
     assert len(BLOCKS) >= 25 and len(INLINE) >= 20
-    assert {m.kind for m in REGISTRY.values()} == {"block", "inline", "page"}
+    assert {m.kind for m in REGISTRY.values()} == {"block", "inline", "page", "figure"}
     for m in REGISTRY.values():
         assert m.module.startswith("macros.render."), m
 

@@ -17,6 +17,8 @@ One module per topic, mirroring :mod:`macros.formulas`:
 - :mod:`.kubernetes` probe timings, requests and limits
 - :mod:`.lookups`    catalog values and links for a sentence
 - :mod:`.reference`  the reference pages (models, GPUs, formats, prices)
+- :mod:`.numbers`    the numbers-to-know sheet
+- :mod:`.figures`    generated SVG figures (roofline, paged-KV block table)
 
 Shared parts: :mod:`.registry` (the ``@macro`` decorator, argument conversion by parameter name,
 ``MACROS``), :mod:`.inputs` (catalog lookups and value checks), :mod:`.blocks` (links, the
@@ -45,6 +47,8 @@ from . import kubernetes  # noqa: F401
 from . import lookups  # noqa: F401
 from . import monitoring  # noqa: F401
 from . import reference  # noqa: F401
+from . import numbers  # noqa: F401
+from . import figures  # noqa: F401
 from .blocks import anchor_id, catalog_href, catalog_link, example_block
 from .registry import MACROS, REGISTRY, macro
 

@@ -54,6 +54,9 @@ _KIND_INTRO = {
     "page": ("Each goes on its own page and renders the whole table set; the headings carry the anchors the "
              "worked examples link to (`{#model-<key with dots as hyphens>}`, `{#gpu-<key>}`, `{#format-<key>}`; "
              "price rows carry `price-<key>` / `api-<key>` ids)."),
+    "figure": ("Inline SVG with `role=\"img\"`, a `<title>` and a `<desc>`, drawn in `currentColor` and Material's "
+               "colour variables so it follows the light and dark schemes; the plotted numbers come from the same "
+               "functions as the tables."),
 }
 
 

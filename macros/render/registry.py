@@ -32,6 +32,7 @@ KINDS = {
     "block": "Worked examples (block macros)",
     "inline": "Inline values",
     "page": "Reference pages",
+    "figure": "Figures (inline SVG)",
 }
 
 
