@@ -84,7 +84,8 @@ def memory_budget(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int = 1,
     return ex.render()
 
 
-@macro("block", example='hybrid_kv_capacity("gpt-oss-120b", "h100-sxm", fmt="bf16", expert_fmt="mxfp4", context="128K")')
+@macro("block",
+       example='hybrid_kv_capacity("gpt-oss-120b", "h100-sxm", fmt="bf16", expert_fmt="mxfp4", context="128K")')
 def hybrid_kv_capacity(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int = 1, context: int = 8192,
                        kv_dtype: Format = "bf16", expert_fmt: Format | None = None,
                        max_num_batched_tokens: int = F.DEFAULT_MAX_NUM_BATCHED_TOKENS,
@@ -102,7 +103,8 @@ def hybrid_kv_capacity(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int
     if not (sliding or linear):
         raise MacroInputError(f"hybrid_kv_capacity: {m.key} has neither sliding-window nor linear-attention "
                               "layers; use memory_budget")
-    ex = Example(f"KV capacity of {m.name} on {n} × {g.name}, vLLM 0.11 hybrid KV cache manager on and off")
+    ex = Example(f"KV capacity of {m.name} on {n} × {g.name}, "
+                 "vLLM 0.11 hybrid KV cache manager on and off")
     ex.formula("GPU KV cache size (tokens) = KV budget / (per-layer bytes × caching layers)")
     ex.formula("per request = per-layer bytes × block_size × (full × ceil(ctx/bs) + sliding × sliding_blocks)"
                " + linear × state")
