@@ -12,6 +12,7 @@ Modules by topic:
 - :mod:`.adapters`  LoRA adapter size
 - :mod:`.vision`    vision-encoder tokens per image
 - :mod:`.transfer`  KV transfer time (disaggregated prefill), model load time
+- :mod:`.longctx`   one very long sequence: prefill MLP activation, chunks, total footprint
 
 Every function documents its formula, units and assumptions, and raises ValueError on negative or
 nonsensical input. Nothing here formats numbers or imports MkDocs.
@@ -19,6 +20,7 @@ nonsensical input. Nothing here formats numbers or imports MkDocs.
 
 from .adapters import *  # noqa: F401,F403
 from .capacity import *  # noqa: F401,F403
+from .longctx import *  # noqa: F401,F403
 from .memory import *  # noqa: F401,F403
 from .parallel import *  # noqa: F401,F403
 from .params import *  # noqa: F401,F403

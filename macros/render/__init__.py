@@ -12,6 +12,7 @@ One module per topic, mirroring :mod:`macros.formulas`:
 - :mod:`.adapters`   LoRA adapters
 - :mod:`.vision`     vision-encoder tokens
 - :mod:`.transfer`   KV transfer and model load time
+- :mod:`.longctx`    one very long sequence: weights, its KV and the prefill activation
 - :mod:`.lookups`    catalog values and links for a sentence
 - :mod:`.reference`  the reference pages (models, GPUs, formats, prices)
 
@@ -35,6 +36,7 @@ from . import specdec  # noqa: F401
 from . import adapters  # noqa: F401
 from . import vision  # noqa: F401
 from . import transfer  # noqa: F401
+from . import longctx  # noqa: F401
 from . import lookups  # noqa: F401
 from . import reference  # noqa: F401
 from .blocks import anchor_id, catalog_href, catalog_link, example_block
