@@ -19,6 +19,7 @@ Modules by topic:
 - :mod:`.histograms` quantiles from cumulative histogram buckets (Prometheus's histogram_quantile)
 - :mod:`.drift`     drift statistics: PSI and the two-sample KS statistic
 - :mod:`.kubernetes` probe timings from a load time, requests and limits with headroom, CFS quota
+- :mod:`.longctx`   one very long sequence: prefill MLP activation, chunks, total footprint
 
 Every function documents its formula, units and assumptions, and raises ValueError on negative or
 nonsensical input. Nothing here formats numbers or imports MkDocs.
@@ -29,6 +30,7 @@ from .serving import *  # noqa: F401,F403
 from .capacity import *  # noqa: F401,F403
 from .drift import *  # noqa: F401,F403
 from .histograms import *  # noqa: F401,F403
+from .longctx import *  # noqa: F401,F403
 from .memory import *  # noqa: F401,F403
 from .mlops import *  # noqa: F401,F403
 from .parallel import *  # noqa: F401,F403

@@ -15,6 +15,7 @@ One module per topic, mirroring :mod:`macros.formulas`:
 - :mod:`.transfer`   KV transfer and model load time
 - :mod:`.monitoring` error budgets, burn rates, histogram quantiles, drift statistics, QPS growth
 - :mod:`.kubernetes` probe timings, requests and limits
+- :mod:`.longctx`    one very long sequence: weights, its KV and the prefill activation
 - :mod:`.lookups`    catalog values and links for a sentence
 - :mod:`.reference`  the reference pages (models, GPUs, formats, prices)
 - :mod:`.numbers`    the numbers-to-know sheet
@@ -44,6 +45,7 @@ from . import adapters  # noqa: F401
 from . import vision  # noqa: F401
 from . import transfer  # noqa: F401
 from . import kubernetes  # noqa: F401
+from . import longctx  # noqa: F401
 from . import lookups  # noqa: F401
 from . import monitoring  # noqa: F401
 from . import reference  # noqa: F401

@@ -89,6 +89,61 @@ def memory_budget(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int = 1,
     return ex.render()
 
 
+@macro("block",
+       example='hybrid_kv_capacity("gpt-oss-120b", "h100-sxm", fmt="bf16", expert_fmt="mxfp4", context="128K")')
+def hybrid_kv_capacity(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int = 1, context: int = 8192,
+                       kv_dtype: Format = "bf16", expert_fmt: Format | None = None,
+                       max_num_batched_tokens: int = F.DEFAULT_MAX_NUM_BATCHED_TOKENS,
+                       gpu_util: float = F.DEFAULT_GPU_UTILIZATION, activation_gib: float = 2.0,
+                       reserve_gib: float = 1.0, block_size: int = F.DEFAULT_BLOCK_SIZE) -> str:
+    """Worked example: vLLM 0.11's two start-up KV lines for a hybrid model, manager on and off.
+
+    "GPU KV cache size" = KV budget / KV bytes per token of every caching layer; "Maximum concurrency"
+    = KV budget / bytes planned per request (sliding layers keep `window − 1 + max_num_batched_tokens`
+    tokens when the hybrid KV cache manager is on, every token when it is off).
+    """
+    m, g, kv, n, ctx = model, gpu, kv_dtype, n_gpus, context
+    wtotal, shard, budget = _budget(m, g, fmt, kv, n, gpu_util, activation_gib, reserve_gib, expert_fmt)
+    full, sliding, linear = F.kv_layer_counts(m)
+    if not (sliding or linear):
+        raise MacroInputError(f"hybrid_kv_capacity: {m.key} has neither sliding-window nor linear-attention "
+                              "layers; use memory_budget")
+    ex = Example(f"KV capacity of {m.name} on {n} × {g.name}, "
+                 "vLLM 0.11 hybrid KV cache manager on and off")
+    ex.formula("GPU KV cache size (tokens) = KV budget / (per-layer bytes × caching layers)")
+    ex.formula("per request = per-layer bytes × block_size × (full × ceil(ctx/bs) + sliding × sliding_blocks)"
+               " + linear × state")
+    ex.formula("sliding_blocks = ceil(min(window − 1 + max_num_batched_tokens, ctx) / bs) + 1 (manager on); "
+               "ceil(ctx / bs) (off)")
+    ex.input("KV budget per GPU", U.fmt_gb(budget) if budget > 0 else "none",
+             f"as in memory_budget: {_glink(g)}, {_mlink(m)}, gpu_util {_bits(gpu_util)}")
+    ex.input("layers: full / sliding / linear", f"{full} / {sliding} / {linear}", _mlink(m))
+    if sliding:
+        ex.input("window", f"{_i(m.sliding_window.size)} tokens", _mlink(m))
+    ex.input("`--max-num-batched-tokens`", _i(max_num_batched_tokens), "vLLM 0.11 default for the API server")
+    ex.input("context per request (`--max-model-len`)", f"{_i(ctx)} tokens", GIVEN)
+    ex.input(f"KV dtype ({kv.key}), block size", f"{_bytes_el(kv.bits_per_weight / 8)} bytes, {block_size} tokens",
+             _flink(kv))
+    if budget <= 0:
+        ex.result("does not fit: the weights leave no room for a KV cache")
+        return ex.render()
+    per_tok = F.kv_bytes_per_token(m, kv) * shard.kv_fraction
+    tokens = F.kv_tokens_in_budget(budget, per_tok)
+    on = F.kv_bytes_per_request_reserved(m, ctx, kv, block_size, max_num_batched_tokens, True, shard.kv_fraction)
+    off = F.kv_bytes_per_request_reserved(m, ctx, kv, block_size, max_num_batched_tokens, False, shard.kv_fraction)
+    ex.step(f"KV bytes per token, all caching layers, per GPU: {_i(per_tok)} → {_i(tokens)} tokens")
+    ex.step(f"per request, manager on: {_i(on)} bytes; off: {_i(off)} bytes")
+    ex.step(f"concurrency on: {_i(budget)} / {_i(on)} = {budget / on:.2f}; off: {budget / off:.2f}")
+    ex.result(f"logged `GPU KV cache size`: {_i(tokens)} tokens")
+    ex.result(f"`Maximum concurrency for {_i(ctx)} tokens per request`: {budget / on:.2f}x with the hybrid "
+              f"manager, {budget / off:.2f}x with `--disable-hybrid-kv-cache-manager`")
+    ex.note("The tokens line counts every caching layer for every token, so for a hybrid model it understates "
+            "how much full-attention context fits; the concurrency line is the one to plan with.")
+    if linear:
+        ex.note("vLLM pads each linear-attention state page to the attention page size; ignored here.")
+    return ex.render()
+
+
 @macro("inline", example='max_seqs("llama-3.1-70b", "h100-sxm", fmt="fp8", n_gpus=2)')
 def max_seqs(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int = 1, context: int = 8192,
              kv_dtype: Format = "bf16", gpu_util: float = F.DEFAULT_GPU_UTILIZATION, activation_gib: float = 2.0,
