@@ -19,8 +19,8 @@ DATA_SCRIPT = "assets/javascripts/practice-data.js"
 FOLLOWUPS_SCRIPT = "assets/javascripts/practice-followups.js"
 
 _ANSWER = re.compile(r'<details class="answer"')
-_FOLLOWUP = re.compile(r'<details class="followup"[^>]*\bid="(fu-[a-z0-9-]+)"[^>]*>\s*<summary>(.*?)</summary>(.*?)</details>',
-                       re.S)
+_FOLLOWUP = re.compile(
+    r'<details class="followup"[^>]*\bid="(fu-[a-z0-9-]+)"[^>]*>\s*<summary>(.*?)</summary>(.*?)</details>', re.S)
 _H1 = re.compile(r"<h1\b.*?</h1>", re.S)
 _TAG = re.compile(r"<[^>]+>")
 _ANCHOR = re.compile(r"<a\b[^>]*>(.*?)</a>", re.S)

@@ -161,7 +161,8 @@ def test_mock_interview_scope_timer_reveal_and_summary(where, ctx, registry):
     assert cells[0][1:3] == [f"2 of {total1}", "1:05"]
     assert cells[1][1:3] == [f"{total2} of {total2}", "0:12"]
     assert cells[2][1:3] == [f"0 of {total3}", "0:03"]
-    assert pg.inner_text("#msib-summary-total") == f"Covered {2 + total2} of {total1 + total2 + total3} key points in 1:20."
+    covered, total = 2 + total2, total1 + total2 + total3
+    assert pg.inner_text("#msib-summary-total") == f"Covered {covered} of {total} key points in 1:20."
     # The summary links to the full pages.
     rows.nth(1).locator("a").click()
     assert f"Q{qid2}" in pg.inner_text(".msib-meta")

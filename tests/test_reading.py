@@ -23,7 +23,7 @@ QUERIES = {
     "prefill decode": {81}, "long context": {83}, "Little's law": {6},
     "warm-up": {9}, "dynamic batching": {34, 8},
     "gRPC": {33}, "graceful shutdown": {40}, "rate limiting": {36, 93}, "GPTQ": {27},
-    "AWQ": {27}, "SmoothQuant": {32}, "BF16": {26}, 
+    "AWQ": {27}, "SmoothQuant": {32}, "BF16": {26},
     "histogram_quantile": {56}, "liveness probe": {44}, "CrashLoopBackOff": {43},
     "model registry": {65}, "shadow deployment": {68}, "token bucket": {93},
     "sliding window P99": {91}, "FlashMLA": {75}, "Sarathi": {76, 81}, "EAGLE3": {78},

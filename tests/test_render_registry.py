@@ -46,18 +46,18 @@ def test_block_macros_render_through_example_block(name, monkeypatch):
 @pytest.mark.parametrize("name", BLOCKS)
 def test_block_output_is_indentation_free_markdown(name):
     out = block_outputs()[name]
-    assert out.startswith('<div class="worked-example" markdown>\n\n**Worked example — ')
+    assert out.startswith('<div class="worked-example" data-search-exclude="" markdown>\n\n**Worked example — ')
     assert out.endswith("\n\n</div>")
     for line in out.splitlines():
         assert not line.startswith((" ", "\t")), f"indented line in {name}: {line!r}"
     # it renders inside a /// details block with the site's extensions: a table and a result survive
     html = markdown.Markdown(extensions=MD_EXTENSIONS).convert(f"/// details | T\n\n{out}\n\n///\n")
-    assert '<div class="worked-example">' in html and "<details>" in html
+    assert '<div class="worked-example" data-search-exclude="">' in html and "<details>" in html
     assert "**" not in html
 
 
 def test_example_block_format():
-    assert example_block("T", "body") == ('<div class="worked-example" markdown>\n\n'
+    assert example_block("T", "body") == ('<div class="worked-example" data-search-exclude="" markdown>\n\n'
                                           '**Worked example — T**\n\nbody\n\n</div>')
 
 

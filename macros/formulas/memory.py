@@ -41,7 +41,6 @@ __all__ = [
     "max_concurrent_sequences",
     "max_context_one_sequence",
     "DEFAULT_MAX_NUM_BATCHED_TOKENS",
-    "kv_bytes_per_request_reserved",
 ]
 
 # vLLM defaults (https://docs.vllm.ai/en/latest/configuration/engine_args.html):
@@ -389,22 +388,3 @@ def max_context_one_sequence(model, kv_budget: float, kv_dtype, block_size: int 
             hi = mid
     return lo, "memory"
 
-
-def kv_bytes_per_request_reserved(model, context: int, kv_dtype, block_size: int = DEFAULT_BLOCK_SIZE,
-                                  max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS,
-                                  hybrid: bool = True, kv_fraction: float = 1.0) -> float:
-    """KV bytes vLLM 0.11 plans per request of ``context`` tokens (its "Maximum concurrency" log line).
-
-    Full layers ``ceil(ctx/bs)`` blocks; sliding layers, hybrid manager on, ``ceil(min(window - 1 +
-    max_num_batched_tokens, ctx)/bs) + 1`` (``SlidingWindowSpec.max_memory_usage_bytes``), off: as full;
-    linear layers one state each. x per-layer bytes x ``block_size`` x ``kv_fraction`` (TP share).
-    """
-    chk.positive_int("max_num_batched_tokens", max_num_batched_tokens)
-    chk.fraction("kv_fraction", kv_fraction)
-    full, sliding, linear = kv_layer_counts(model)
-    full_blocks = blocks_per_sequence(context, block_size)
-    sliding_blocks = (blocks_per_sequence(min(model.sliding_window.size - 1 + max_num_batched_tokens, context),
-                                          block_size) + 1) if sliding and hybrid else full_blocks
-    per_layer = kv_bytes_per_token_per_layer(model, kv_dtype)
-    state = model.linear_attention.state_bytes_per_layer * linear if model.linear_attention else 0.0
-    return (per_layer * block_size * (full * full_blocks + sliding * sliding_blocks) + state) * kv_fraction

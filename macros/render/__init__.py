@@ -40,6 +40,7 @@ from . import capacity  # noqa: F401
 from . import serving  # noqa: F401
 from . import mlops  # noqa: F401
 from . import quant  # noqa: F401
+from . import sparsity  # noqa: F401
 from . import specdec  # noqa: F401
 from . import adapters  # noqa: F401
 from . import vision  # noqa: F401

@@ -42,7 +42,9 @@ def catalog_link(kind: str, key: str, text: str) -> str:
 
 def example_block(title: str, body_md: str) -> str:
     """Wrap a worked example. Every block macro goes through here; change the wrapper only here."""
-    return f'<div class="worked-example" data-search-exclude="" markdown>\n\n**Worked example — {title}**\n\n{body_md}\n\n</div>'
+    # data-search-exclude: generated tables are numbers, kept out of the search index.
+    head = '<div class="worked-example" data-search-exclude="" markdown>'
+    return f"{head}\n\n**Worked example — {title}**\n\n{body_md}\n\n</div>"
 
 
 def _i(n) -> str:
