@@ -3,10 +3,11 @@
 Core kinds (Pod, Deployment, StatefulSet, Service, ConfigMap, ResourceClaimTemplate, ...) are checked by
 ``kubernetes-validate`` against the OpenAPI schema of :data:`K8S_VERSION` that the package bundles, in
 strict mode (an unknown field is an error, as ``kubectl apply --validate=strict`` makes it). Custom
-resources (LeaderWorkerSet, KServe InferenceService) are checked against the ``openAPIV3Schema`` of their
-own CustomResourceDefinition, vendored at a tagged release under ``tests/vendor/crds/``, made strict the
-same way: an object schema that lists its properties rejects any other key unless it says
-``x-kubernetes-preserve-unknown-fields``. Their ``metadata`` is checked against the core ObjectMeta.
+resources (LeaderWorkerSet, KServe InferenceService, Gateway API Gateway and HTTPRoute) are checked
+against the ``openAPIV3Schema`` of their own CustomResourceDefinition, vendored at a tagged release
+under ``tests/vendor/crds/``, made strict the same way: an object schema that lists its properties
+rejects any other key unless it says ``x-kubernetes-preserve-unknown-fields``. Their ``metadata`` is
+checked against the core ObjectMeta.
 
 Every failure is a :class:`ManifestError` whose message names the file, the document, the field path and
 what is wrong, for example::

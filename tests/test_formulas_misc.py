@@ -101,3 +101,15 @@ def test_model_load_time_by_hand():
     assert model_load_time(141.1e9, 20e9, 12.5e9) == pytest.approx(141.1e9 / 12.5e9)
     with pytest.raises(ValueError):
         model_load_time(1e9, 0)
+
+
+def test_image_pull_time_by_hand():
+    from macros.formulas import image_pull_time
+    # 10 GB compressed over 10 Gbit/s (1.25 GB/s) = 8 s; 20 GB unpacked at 0.5 GB/s = 40 s; 48 s in all.
+    assert image_pull_time(10e9, 20e9, 1.25e9, 0.5e9) == pytest.approx(48.0)
+    # an incompressible 16.06 GB layer: 16.06 / 1.25 + 16.06 / 0.5 = 12.848 + 32.12 = 44.968 s
+    assert image_pull_time(16.06e9, 16.06e9, 1.25e9, 0.5e9) == pytest.approx(44.968)
+    with pytest.raises(ValueError, match="compressed_bytes .* exceeds unpacked_bytes"):
+        image_pull_time(2e9, 1e9, 1e9, 1e9)
+    with pytest.raises(ValueError, match="unpack_bytes_per_s must be a positive number"):
+        image_pull_time(1e9, 1e9, 1e9, 0)

@@ -173,3 +173,19 @@ def test_termination_manifest_matches_the_worked_example():
     sleep = spec["containers"][0]["lifecycle"]["preStop"]["sleep"]["seconds"]
     assert sleep == 15
     assert spec["terminationGracePeriodSeconds"] == termination_grace_s(sleep, 2048 * 0.045, 10)
+
+
+def test_gateway_api_route_is_checked_against_its_vendored_crd(tmp_path):
+    # The HTTPRoute on the traffic-path page validates against Gateway API v1.4.1's CRD; a misspelled
+    # backendRefs key and a weight of the wrong type must both be named.
+    route = ROOT / "examples/kubernetes/traffic/gateway-canary.yaml"
+    good = route.read_text()
+    assert "valid against HTTPRoute CRD" in " ".join(validate_file(route))
+    bad = tmp_path / "bad-route.yaml"
+    bad.write_text(good.replace("backendRefs:", "backendRef:"))
+    with pytest.raises(ManifestError, match=r"document 4 \(HTTPRoute llama-8b\): spec\.rules\[0\]\.backendRef: "
+                                            r"unknown field .*HTTPRoute CRD"):
+        validate_file(bad)
+    bad.write_text(good.replace("weight: 95", "weight: ninety-five"))
+    with pytest.raises(ManifestError, match=r"weight: 'ninety-five' is not of type 'integer'"):
+        validate_file(bad)

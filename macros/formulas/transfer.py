@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from . import _checks as chk
 
-__all__ = ["transfer_time", "kv_transfer_time", "model_load_time"]
+__all__ = ["transfer_time", "kv_transfer_time", "model_load_time", "image_pull_time"]
 
 
 def transfer_time(n_bytes: float, bandwidth_bytes_per_s: float, latency_s: float = 0.0) -> float:
@@ -42,3 +42,21 @@ def model_load_time(weight_bytes: float, storage_bytes_per_s: float, network_byt
     if pcie_bytes_per_s is not None:
         rates.append(chk.positive("pcie_bytes_per_s", pcie_bytes_per_s))
     return weight_bytes / min(rates)
+
+
+def image_pull_time(compressed_bytes: float, unpacked_bytes: float, network_bytes_per_s: float,
+                    unpack_bytes_per_s: float) -> float:
+    """Cold image pull onto a node: ``compressed / network + unpacked / unpack rate`` seconds.
+
+    Download of the compressed layers, then decompression and extraction of the unpacked bytes into the
+    snapshotter; taken one after the other, which bounds a pull whose layers do not overlap (a single
+    large layer). Overlap between layers, or a lazy-pulling snapshotter, shortens it.
+    """
+    chk.non_negative("compressed_bytes", compressed_bytes)
+    chk.non_negative("unpacked_bytes", unpacked_bytes)
+    if compressed_bytes > unpacked_bytes:
+        raise ValueError(f"compressed_bytes ({compressed_bytes:g}) exceeds unpacked_bytes ({unpacked_bytes:g}): "
+                         "a compressed layer is not larger than its content here")
+    chk.positive("network_bytes_per_s", network_bytes_per_s)
+    chk.positive("unpack_bytes_per_s", unpack_bytes_per_s)
+    return compressed_bytes / network_bytes_per_s + unpacked_bytes / unpack_bytes_per_s

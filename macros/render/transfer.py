@@ -80,3 +80,43 @@ def load_time(model: Model, storage_gb_per_s: float, fmt: Format = "bf16", netwo
             "that finishes each stage before starting the next pays the sum of the stage times. "
             "Excludes process start, CUDA context, compilation and CUDA-graph capture.")
     return ex.render()
+
+
+@macro("block", example='image_pull(image_gb=6, image_unpacked_gb=14, network_gbit_per_s=10, unpack_gb_per_s=0.5, '
+                        'model="llama-3.1-8b")')
+def image_pull(image_gb: float, image_unpacked_gb: float, network_gbit_per_s: float, unpack_gb_per_s: float,
+               model: Model | None = None, fmt: Format = "bf16") -> str:
+    """Worked example: cold image pull = compressed bytes / network + unpacked bytes / unpack rate.
+
+    `image_gb` and `image_unpacked_gb` are the serving image without weights (compressed as stored in the
+    registry, and unpacked on disk). With `model`, its weights are baked in as an extra layer, taken as
+    incompressible (counted at full size in both sums).
+    """
+    if image_gb > image_unpacked_gb:
+        raise MacroInputError(f"image_pull: image_gb ({image_gb:g}) is the compressed size and cannot exceed "
+                              f"image_unpacked_gb ({image_unpacked_gb:g})")
+    compressed, unpacked = image_gb * 1e9, image_unpacked_gb * 1e9
+    weights = F.weight_bytes(model, fmt, None) if model is not None else 0.0
+    compressed += weights
+    unpacked += weights
+    net = network_gbit_per_s * 1e9 / 8
+    unpack = unpack_gb_per_s * 1e9
+    t_dl, t_un = compressed / net, unpacked / unpack
+    t = F.image_pull_time(compressed, unpacked, net, unpack)
+    title = f"pulling a serving image with {model.name} ({fmt.name}) baked in" if model is not None \
+        else "pulling a serving image without weights"
+    ex = Example(title)
+    ex.formula("pull time = compressed bytes / network bandwidth + unpacked bytes / unpack rate")
+    ex.input("image layers, compressed / unpacked", f"{U.fmt_gb(image_gb * 1e9)} / {U.fmt_gb(image_unpacked_gb * 1e9)}",
+             GIVEN)
+    if model is not None:
+        ex.input("weights layer (taken as incompressible)", U.fmt_gb(weights), f"{_mlink(model)}, {_flink(fmt)}")
+    ex.input("network bandwidth", f"{network_gbit_per_s:g} Gbit/s = {U.fmt_bandwidth(net)}", GIVEN)
+    ex.input("decompress and extract rate", U.fmt_bandwidth(unpack), GIVEN)
+    ex.step(f"download: {U.fmt_gb(compressed)} / {U.fmt_bandwidth(net)} = {U.fmt_seconds(t_dl)}")
+    ex.step(f"unpack: {U.fmt_gb(unpacked)} / {U.fmt_bandwidth(unpack)} = {U.fmt_seconds(t_un)}")
+    ex.result(f"{U.fmt_seconds(t)} before the container can start")
+    ex.note("Download and unpack taken one after the other, as for one large layer; overlap across layers "
+            "hides part of the sum, a lazy-pulling snapshotter defers most of it. Excludes registry latency, "
+            "kubelet pull queueing and the engine's own load from disk afterwards.")
+    return ex.render()
