@@ -93,3 +93,22 @@ def test_ks_critical_macro():
     assert ks_critical(20000, 20000) == "0.0136"  # 1.3581 x sqrt(1e-4)
     with pytest.raises((MacroInputError, ValueError), match="n"):
         ks_critical(0, 10)
+
+
+def test_drill_budget_example_by_hand():
+    # 99.9% over 30 days: 0.001 x 30 x 1440 = 43.2 budget minutes. A drill failing 10% of requests for
+    # 15 minutes costs 0.1 x 15 = 1.5 full-outage minutes; 1.5 / 43.2 = 0.034722..., shown as 3.47%.
+    from tests.render_support import render_example
+    out = render_example("drill_budget_example")
+    assert "43.2 min of full outage" in out
+    assert "1.50 full-outage minutes" in out
+    assert "3.47% of the 30-day budget" in out
+
+
+def test_drill_budget_example_rejects_bad_input():
+    from macros.errors import MacroInputError
+    from macros.render import MACROS
+    with pytest.raises(MacroInputError, match="minutes"):
+        MACROS["drill_budget_example"](0.1, -5, 0.999)
+    with pytest.raises(Exception, match="error_ratio"):
+        MACROS["drill_budget_example"](1.5, 15, 0.999)

@@ -72,7 +72,8 @@ CASES = list(_cases())
 
 #: Pages that must show PromQL; the extraction must find their blocks (a silent zero would pass everything).
 PAGES_WITH_PROMQL = ("slo-sli-sla.md", "prometheus-metrics-p99.md", "golden-signals.md", "data-drift.md",
-                     "alert-design.md", "capacity-saturation.md")
+                     "alert-design.md", "capacity-saturation.md", "distributed-tracing.md",
+                     "metrics-logs-traces.md", "chaos-engineering.md")
 
 
 def test_pages_show_promql():

@@ -117,6 +117,35 @@ def burn_rate_ratio(rate: float, slo: float) -> str:
     return _pct(F.burn_rate_error_ratio(rate, slo))
 
 
+@macro("block", example="drill_budget_example(0.1, 15, 0.999)")
+def drill_budget_example(error_ratio: float, minutes: float, slo: float = 0.999, window_days: float = 30) -> str:
+    """Worked example: share of the window's error budget a fault drill spends, at constant traffic.
+
+    `error_ratio` is the share of requests failing (or missing the latency bound) while the fault is
+    active, `minutes` how long it lasts; spent = error_ratio / (1 − SLO) × minutes / window minutes.
+    """
+    if not isinstance(minutes, (int, float)) or isinstance(minutes, bool) or not math.isfinite(minutes) \
+            or minutes <= 0:
+        raise MacroInputError(f"minutes must be a positive number, got {minutes!r}")
+    spent = F.budget_spent(error_ratio, slo, minutes / 60, window_days)
+    budget_min = F.error_budget_minutes(slo, window_days)
+    ex = Example(f"error budget spent by a drill against a {_pct(slo)} SLO")
+    ex.formula("budget spent = bad-request share × fault minutes / budget minutes")
+    ex.formula("budget minutes = (1 − SLO) × window days × 1,440 min/day")
+    ex.input("bad-request share during the fault", _pct(error_ratio), GIVEN)
+    ex.input("fault duration", f"{_n(minutes)} min", GIVEN)
+    ex.input("SLO, window", f"{_pct(slo)}, {_n(window_days)} days", GIVEN)
+    ex.step(f"budget = {_pct(F.error_budget_fraction(slo))} × {_n(window_days)} × 1,440 = "
+            f"{_n(round(budget_min, 9))} min of full outage")
+    ex.step(f"drill = {_bits(error_ratio)} × {_n(minutes)} min = {_n(round(error_ratio * minutes, 9))} "
+            "full-outage minutes")
+    ex.step(f"{_n(round(error_ratio * minutes, 9))} / {_n(round(budget_min, 9))} = {_pct(round(spent, 4))}")
+    ex.result(f"{_pct(round(spent, 4))} of the {_n(window_days)}-day budget")
+    ex.note("Assumes constant traffic during the drill; a drill at peak spends more requests, one at night "
+            "fewer. Agree the budget a game day may spend before it starts, and stop when it is spent.")
+    return ex.render()
+
+
 @macro("inline", example="budget_exhaustion(14.4)")
 def budget_exhaustion(rate: float, window_days: float = 30) -> str:
     """Time a full budget lasts at burn rate `rate`, e.g. '50 h'."""

@@ -1,0 +1,1 @@
+"""Module 6 (monitoring): the per-request structured log record of an LLM gateway (Q60)."""
