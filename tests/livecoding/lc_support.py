@@ -142,9 +142,10 @@ BAD_SECONDS = [-1.0, NAN, "1"]  # negative, NaN, not a number
 def best_seconds_per_op(setup: Callable[[int], Callable[[int], object]], size: int, ops: int = 2000) -> float:
     """Fastest of 5 timings of ``ops`` calls of ``setup(size)``'s operation, per call.
 
-    Only the calls are timed, with the cyclic garbage collector paused (its passes grow with the
-    heap, not with the algorithm), and the minimum filters out the other processes on a shared
-    machine. A claim of O(1) per operation is then checked as a ratio between two sizes with a
+    Only the calls are timed, on this thread's CPU clock (``time.thread_time``: time other processes
+    take on a loaded machine is not counted, which wall-clock timing under a parallel build made
+    flaky), with the cyclic garbage collector paused (its passes grow with the heap, not with the
+    algorithm), and the minimum of five filters out the rest of the noise. A claim of O(1) per operation is then checked as a ratio between two sizes with a
     generous bound: an O(n) operation would give a ratio near the ratio of the sizes.
     """
     best = math.inf
@@ -152,10 +153,10 @@ def best_seconds_per_op(setup: Callable[[int], Callable[[int], object]], size: i
         op = setup(size)
         gc.disable()
         try:
-            started = time.perf_counter()
+            started = time.thread_time()
             for i in range(ops):
                 op(i)
-            best = min(best, (time.perf_counter() - started) / ops)
+            best = min(best, (time.thread_time() - started) / ops)
         finally:
             gc.enable()
     return best
