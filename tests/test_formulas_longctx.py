@@ -1,6 +1,6 @@
 """One very long sequence: prefill MLP activation, chunk count and footprint, checked against the figures
 Qwen published for Qwen2.5-7B/14B-Instruct-1M (blog "Qwen2.5-1M: Deploy Your Own Qwen with Context
-Length up to 1M Tokens", 2025-01-23) and against hand arithmetic."""
+Length up to 1M Tokens", dated 2025-01-27) and against hand arithmetic."""
 
 from __future__ import annotations
 
