@@ -10,8 +10,8 @@ import pytest
 
 from macros.catalog import load_catalog
 from macros.errors import MacroInputError
-from macros.formulas import (capacity_plan, cheaper_windows, first_crossover_volume, lora_slot_params,
-                             self_host_monthly_cost, self_host_usd_per_million)
+from macros.formulas import (capacity_plan, cheaper_windows, first_crossover_volume, keep_warm_tradeoff,
+                             lora_slot_params, self_host_monthly_cost, self_host_usd_per_million)
 from macros.render import MACROS
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -132,3 +132,24 @@ def test_adapter_budget_rejects_a_rank_vllm_refuses():
 def test_cost_curve_rejects_bad_utilization():
     with pytest.raises(MacroInputError, match="utilization"):
         MACROS["cost_curve"]("h100-sxm", "llama-3.1-8b-hosted", utilization=1.5)
+
+
+def test_keep_warm_tradeoff_by_hand():
+    # 2 requests an hour, 15-minute idle timeout: lambda x T = 2/3600 x 900 = 0.5; e^-0.5 = 0.60653
+    cold, loaded = keep_warm_tradeoff(2, 900)
+    assert cold == pytest.approx(0.60653, abs=1e-5) and loaded == pytest.approx(0.39347, abs=1e-5)
+    assert keep_warm_tradeoff(0, 900) == (1.0, 0.0)        # no traffic: every request is cold, never loaded
+    with pytest.raises(ValueError, match="keep_warm_s"):
+        keep_warm_tradeoff(2, -1)
+
+
+def test_residency_table_rows_and_errors():
+    out = MACROS["residency_table"]("h100-sxm", models=["llama-3.1-8b", "llama-3.1-70b"], fmts=["bf16", "fp8"],
+                                    rates_per_hour=[2, 600], storage_gb_per_s=2, keep_warm_s=900)
+    rows = [r for r in out.splitlines() if r.startswith("| [")]
+    assert "| 60.7% | 39.3% | on demand |" in rows[0]
+    # 70B in FP8 is more than 0.6 x one H100 -> 2 GPUs; 600/h x 900 s = 150 requests per timeout: pinned
+    assert "| 2 |" in rows[1] and rows[1].endswith("| resident |")
+    with pytest.raises(MacroInputError, match="same non-zero length"):
+        MACROS["residency_table"]("h100-sxm", models=["llama-3.1-8b"], fmts=["bf16", "fp8"], rates_per_hour=[1],
+                                  storage_gb_per_s=2)

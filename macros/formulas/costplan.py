@@ -22,6 +22,7 @@ __all__ = [
     "first_crossover_volume",
     "cheaper_windows",
     "lora_slot_params",
+    "keep_warm_tradeoff",
     "SECONDS_PER_MONTH",
 ]
 
@@ -154,3 +155,20 @@ def lora_slot_params(model, max_lora_rank: int) -> int:
         raise ValueError(f"{model.key} is a mixture-of-experts model: its expert layers' LoRA slots are "
                          "not modelled; use a dense model")
     return lora_params(model, max_lora_rank, LORA_TARGETS)
+
+
+def keep_warm_tradeoff(requests_per_hour: float, keep_warm_s: float) -> tuple[float, float]:
+    """On-demand loading with an idle timeout: ``(share of requests that find the model unloaded,
+    share of the time the model is resident)`` for Poisson arrivals at ``requests_per_hour``.
+
+    A model is unloaded after ``keep_warm_s`` seconds without a request. With exponential gaps of
+    mean ``1/lambda``, a request finds it unloaded when its gap exceeds ``T``: ``P = e^(-lambda T)``. Each
+    gap keeps it resident for ``min(gap, T)``, whose mean is ``(1 - e^(-lambda T)) / lambda``, so the
+    resident share of time is ``1 - e^(-lambda T)`` (load time itself not counted). A larger ``T``
+    trades GPU-hours for fewer cold starts.
+    """
+    chk.non_negative("requests_per_hour", requests_per_hour)
+    chk.non_negative("keep_warm_s", keep_warm_s)
+    lam_t = requests_per_hour / 3600 * keep_warm_s
+    cold = math.exp(-lam_t)
+    return cold, 1 - cold

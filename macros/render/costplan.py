@@ -12,7 +12,7 @@ from ..catalog import ApiPrice, Format, Gpu, Model
 from ..errors import MacroInputError
 from . import inputs
 from .blocks import GIVEN, Example, _bits, _esc, _flink, _glink, _i, _mlink, _n, catalog_link
-from .registry import _POSITIVE, COUNT, macro
+from .registry import _POSITIVE, COUNT, Arg, macro
 
 _MONTH_S = F.SECONDS_PER_MONTH
 
@@ -300,4 +300,68 @@ def adapter_budget(model: Model, gpu: Gpu, fmt: Format = "bf16", rank: int = 16,
               f"{seqs_before - seqs_after} fewer concurrent {_i(context)}-token sequences")
     ex.note("Adapters beyond `--max-loras` wait in host memory (`--max-cpu-loras`) or on disk; a lower bound: "
             "embedding and LM-head slots are not counted.")
+    return ex.render()
+
+
+# --- resident or on demand -------------------------------------------------------------------------
+
+def _share(x: float) -> str:
+    return "< 0.01%" if x < 1e-4 else ("> 99.99%" if x > 1 - 1e-4 else U.fmt_pct(x))
+
+
+def _gpus_for(weights: float, g: Gpu, weight_share: float) -> int:
+    """GPUs (1, 2, 4 or 8) so that the weights take at most ``weight_share`` of each GPU's memory."""
+    for n in (1, 2, 4, 8):
+        if weights / n <= g.memory_bytes * weight_share:
+            return n
+    raise MacroInputError(f"weights of {U.fmt_gb(weights)} need more than 8 × {g.key} at weight_share "
+                          f"{weight_share}")
+
+
+@macro("block", example='residency_table("h100-sxm", models=["llama-3.1-8b", "llama-3.1-70b"], '
+                        'fmts=["bf16", "fp8"], rates_per_hour=[600, 4], storage_gb_per_s=2, keep_warm_s=900)',
+       args={"rates_per_hour": Arg(lambda _n, v: [inputs.number("rates_per_hour", x, positive=False) for x in v],
+                                   "list of request rates per hour", ">= 0 each"),
+             "storage_gb_per_s": _POSITIVE, "keep_warm_s": _POSITIVE})
+def residency_table(gpu: Gpu, models: list, fmts: list, rates_per_hour: list, storage_gb_per_s: float,
+                    keep_warm_s: float = 900.0, weight_share: float = 0.6, pin_above: float = 0.9) -> str:
+    """Worked example: which models stay resident and which load on demand, from traffic and load time.
+
+    Per model: weights, GPUs (weights at most `weight_share` of each GPU), load time = weights /
+    `storage_gb_per_s`, and with Poisson arrivals and an idle timeout of `keep_warm_s`, the share of
+    requests that hit a cold start (`e^(−λT)`) and the share of time the model would be loaded anyway
+    (`1 − e^(−λT)`). Pinned resident when that share is at least `pin_above`.
+    """
+    if not (len(models) == len(fmts) == len(rates_per_hour)) or not models:
+        raise MacroInputError("residency_table needs models, fmts and rates_per_hour of the same non-zero length")
+    if not 0 < weight_share <= 1 or not 0 < pin_above <= 1:
+        raise MacroInputError("weight_share and pin_above must be in (0, 1]")
+    g, bw = gpu, storage_gb_per_s * 1e9
+    ex = Example(f"resident or on demand on {g.name}, idle timeout {U.fmt_seconds(keep_warm_s)}")
+    ex.formula("load time = weight bytes / storage bandwidth")
+    ex.formula("cold-start share of requests = e^(−λT); share of time loaded = 1 − e^(−λT)  (λ: requests/s, "
+               "T: idle timeout)")
+    ex.input("storage → GPU bandwidth", U.fmt_bandwidth(bw), GIVEN)
+    ex.input("idle timeout T", U.fmt_seconds(keep_warm_s), "assumption")
+    ex.input("GPU memory; weights at most", f"{U.fmt_gb(g.memory_bytes)}; {_bits(weight_share)} of it",
+             _glink(g))
+    rows = ["| Model | Weights | GPUs | Load time | Requests/h | Cold starts | Loaded | Decision |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    resident_gpus = 0
+    for m, f, rate in zip(models, fmts, rates_per_hour):
+        w = F.weight_bytes(m, f)
+        n = _gpus_for(w, g, weight_share)
+        t = F.model_load_time(w, bw)
+        cold, loaded = F.keep_warm_tradeoff(rate, keep_warm_s)
+        pin = loaded >= pin_above
+        resident_gpus += n if pin else 0
+        rows.append(f"| {_mlink(m)} ({f.key}) | {U.fmt_gb(w)} | {n} | {U.fmt_seconds(t)} | {_n(rate)} | "
+                    f"{_share(cold)} | {_share(loaded)} | "
+                    f"{'resident' if pin else 'on demand'} |")
+    ex.table("\n".join(rows))
+    ex.result(f"resident models hold {resident_gpus} GPUs around the clock; the rest share a pool and pay "
+              f"their load time on the cold-start share of their requests")
+    ex.note(f"Poisson arrivals; a model is pinned when it would be loaded at least {U.fmt_pct(pin_above)} of "
+            "the time anyway. Load time covers the weight stream only (no engine start, compilation or "
+            "CUDA graphs).")
     return ex.render()
