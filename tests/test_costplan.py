@@ -10,7 +10,8 @@ import pytest
 
 from macros.catalog import load_catalog
 from macros.errors import MacroInputError
-from macros.formulas import (capacity_plan, cheaper_windows, first_crossover_volume, keep_warm_tradeoff,
+from macros.formulas import (capacity_plan, cascade_breakeven_escalation, cascade_cost, cascade_quality,
+                             cheaper_windows, first_crossover_volume, keep_warm_tradeoff,
                              lora_slot_params, self_host_monthly_cost, self_host_usd_per_million)
 from macros.render import MACROS
 
@@ -153,3 +154,24 @@ def test_residency_table_rows_and_errors():
     with pytest.raises(MacroInputError, match="same non-zero length"):
         MACROS["residency_table"]("h100-sxm", models=["llama-3.1-8b"], fmts=["bf16", "fp8"], rates_per_hour=[1],
                                   storage_gb_per_s=2)
+
+
+def test_cascade_by_hand():
+    # small $0.40, large $0.75 per 1,000 requests; 30% escalate: 0.40 + 0.3 x 0.75 = 0.625
+    assert cascade_cost(0.40, 0.75, 0.3) == pytest.approx(0.625)
+    assert cascade_cost(0.40, 0.75, 0.3, router_usd=0.01) == pytest.approx(0.635)
+    # break-even: 0.40 + d x 0.75 = 0.75 -> d = 0.4667
+    assert cascade_breakeven_escalation(0.40, 0.75) == pytest.approx(1 - 0.40 / 0.75)
+    assert cascade_breakeven_escalation(0.80, 0.75) == 0.0   # small dearer than large: never saves
+    assert cascade_quality(0.9, 0.85, 0.3) == pytest.approx(0.7 * 0.9 + 0.3 * 0.85)  # 0.885
+    with pytest.raises(ValueError, match="escalation_rate"):
+        cascade_cost(0.4, 0.75, 1.2)
+
+
+def test_cascade_macro_says_when_it_costs_more():
+    out = MACROS["cascade"]("llama-3.1-8b-hosted", "deepseek-v3-hosted", input_tokens=1500, output_tokens=300,
+                            escalation_rate=0.3, kept_accuracy=0.9, escalated_accuracy=0.85, quality_floor=0.87)
+    assert "more than sending everything to the large model" in out and "meets the floor" in out
+    with pytest.raises(MacroInputError, match="quality_floor"):
+        MACROS["cascade"]("llama-3.1-8b-hosted", "deepseek-v3-hosted", input_tokens=1, output_tokens=1,
+                          escalation_rate=0.3, kept_accuracy=0.9, escalated_accuracy=0.85, quality_floor=1.5)

@@ -23,6 +23,9 @@ __all__ = [
     "cheaper_windows",
     "lora_slot_params",
     "keep_warm_tradeoff",
+    "cascade_cost",
+    "cascade_quality",
+    "cascade_breakeven_escalation",
     "SECONDS_PER_MONTH",
 ]
 
@@ -172,3 +175,34 @@ def keep_warm_tradeoff(requests_per_hour: float, keep_warm_s: float) -> tuple[fl
     lam_t = requests_per_hour / 3600 * keep_warm_s
     cold = math.exp(-lam_t)
     return cold, 1 - cold
+
+
+def cascade_cost(small_usd: float, large_usd: float, escalation_rate: float, router_usd: float = 0.0) -> float:
+    """Mean cost per request of a two-model cascade: ``small + escalation_rate x large + router``.
+
+    Every request runs on the small model first and pays for it; the escalated share also pays the large
+    model. ``router_usd`` is any per-request cost of the check that decides (a scorer, a validator).
+    """
+    chk.non_negative("small_usd", small_usd)
+    chk.non_negative("large_usd", large_usd)
+    chk.fraction("escalation_rate", escalation_rate, allow_zero=True)
+    chk.non_negative("router_usd", router_usd)
+    return small_usd + escalation_rate * large_usd + router_usd
+
+
+def cascade_quality(kept_accuracy: float, escalated_accuracy: float, escalation_rate: float) -> float:
+    """Blended accuracy: ``(1 - d) x accuracy of the answers the small model keeps + d x accuracy of the
+    large model on the escalated requests``, both measured on a labelled sample of the traffic."""
+    chk.fraction("kept_accuracy", kept_accuracy, allow_zero=True)
+    chk.fraction("escalated_accuracy", escalated_accuracy, allow_zero=True)
+    chk.fraction("escalation_rate", escalation_rate, allow_zero=True)
+    return (1 - escalation_rate) * kept_accuracy + escalation_rate * escalated_accuracy
+
+
+def cascade_breakeven_escalation(small_usd: float, large_usd: float, router_usd: float = 0.0) -> float:
+    """Escalation rate above which the cascade costs more than sending everything to the large model:
+    ``small + d x large + router = large``, so ``d = 1 - (small + router) / large`` (0 if negative)."""
+    chk.non_negative("small_usd", small_usd)
+    chk.positive("large_usd", large_usd)
+    chk.non_negative("router_usd", router_usd)
+    return max(0.0, 1 - (small_usd + router_usd) / large_usd)

@@ -365,3 +365,67 @@ def residency_table(gpu: Gpu, models: list, fmts: list, rates_per_hour: list, st
             "the time anyway. Load time covers the weight stream only (no engine start, compilation or "
             "CUDA graphs).")
     return ex.render()
+
+
+# --- routing cascade -------------------------------------------------------------------------------
+
+_API_ARG = Arg(lambda _n, v: inputs.api(v), "hosted-API price key", "an `api` entry of prices.yaml")
+
+
+@macro("block", example='cascade("llama-3.1-8b-hosted", "deepseek-v3-hosted", input_tokens=1500, output_tokens=300, '
+                        'escalation_rate=0.3, kept_accuracy=0.9, escalated_accuracy=0.85, quality_floor=0.87)',
+       args={"small": _API_ARG, "large": _API_ARG, "input_tokens": _POSITIVE, "output_tokens": _POSITIVE})
+def cascade(small: ApiPrice, large: ApiPrice, input_tokens: float, output_tokens: float, escalation_rate: float,
+            kept_accuracy: float, escalated_accuracy: float, quality_floor: float, router_usd: float = 0.0) -> str:
+    """Worked example: blended cost and accuracy of a small-then-large cascade against a quality floor.
+
+    Per request: small = in × in price + out × out price (catalog API prices), the same for large;
+    cascade = small + escalation rate × large (+ router); accuracy = (1 − d) × kept + d × escalated;
+    the escalation rate above which the cascade stops saving.
+    """
+    for name, v in (("escalation_rate", escalation_rate), ("kept_accuracy", kept_accuracy),
+                    ("escalated_accuracy", escalated_accuracy), ("quality_floor", quality_floor)):
+        if not 0 <= v <= 1:
+            raise MacroInputError(f"{name} must be in [0, 1], got {v}")
+
+    def per_request(a: ApiPrice) -> float:
+        return (input_tokens * a.usd_per_m_input + output_tokens * a.usd_per_m_output) / 1e6
+
+    cs, cl = per_request(small), per_request(large)
+    d = escalation_rate
+    cost = F.cascade_cost(cs, cl, d, router_usd)
+    q = F.cascade_quality(kept_accuracy, escalated_accuracy, d)
+    d_max = F.cascade_breakeven_escalation(cs, cl, router_usd)
+    ex = Example("cascade: small model first, escalate a share to the large model")
+    ex.formula("cost per request = small + escalation rate × large + router")
+    ex.formula("accuracy = (1 − escalation rate) × accuracy of kept answers + escalation rate × accuracy "
+               "of the large model on escalated requests")
+    for a, role in ((small, "small"), (large, "large")):
+        ex.input(f"{role} ({_esc(a.name, cell=True)}): input / output $/M",
+                 f"{U.fmt_usd(a.usd_per_m_input)} / {U.fmt_usd(a.usd_per_m_output)}",
+                 catalog_link("api", a.key, f"{a.key}, as of {inputs.cat().prices.as_of} (illustrative)"))
+    ex.input("tokens per request, input / output", f"{_n(input_tokens)} / {_n(output_tokens)}", GIVEN)
+    ex.input("escalation rate", _bits(d), "measured on a labelled sample")
+    ex.input("accuracy of kept / escalated answers", f"{_bits(kept_accuracy)} / {_bits(escalated_accuracy)}",
+             "measured on a labelled sample")
+    ex.input("quality floor", _bits(quality_floor), "product requirement")
+    per_k = 1000
+    ex.step(f"small: ({_n(input_tokens)} × {U.fmt_usd(small.usd_per_m_input)} + {_n(output_tokens)} × "
+            f"{U.fmt_usd(small.usd_per_m_output)}) / 10^6 × {per_k:,} = {U.fmt_usd(cs * per_k)} per 1,000 requests")
+    ex.step(f"large: ({_n(input_tokens)} × {U.fmt_usd(large.usd_per_m_input)} + {_n(output_tokens)} × "
+            f"{U.fmt_usd(large.usd_per_m_output)}) / 10^6 × {per_k:,} = {U.fmt_usd(cl * per_k)} per 1,000 requests")
+    router = f" + {U.fmt_usd(router_usd * per_k)}" if router_usd else ""
+    ex.step(f"cascade: {U.fmt_usd(cs * per_k)} + {_bits(d)} × {U.fmt_usd(cl * per_k)}{router} = "
+            f"{U.fmt_usd(cost * per_k)} per 1,000 requests")
+    ex.step(f"accuracy: {_bits(1 - d)} × {_bits(kept_accuracy)} + {_bits(d)} × {_bits(escalated_accuracy)} = "
+            f"{_n(q)}")
+    change = (f"{U.fmt_pct(1 - cost / cl)} saved" if cost <= cl
+              else f"{U.fmt_pct(cost / cl - 1)} more than sending everything to the large model")
+    ex.result(f"{U.fmt_usd(cost * per_k)} per 1,000 requests against {U.fmt_usd(cl * per_k)} all-large: {change}")
+    verdict = "meets" if q >= quality_floor - 1e-12 else "misses"
+    ex.result(f"accuracy {_n(q)} {verdict} the floor of {_bits(quality_floor)}")
+    ex.result(f"the cascade saves money only while the escalation rate stays below {U.fmt_pct(d_max)}")
+    ex.note("Escalated requests pay both models and wait for both; accuracies are per traffic category in "
+            "practice, and a blended figure can hide a category that falls below the floor. "
+            + _esc(inputs.cat().prices.disclaimer))
+    return ex.render()
