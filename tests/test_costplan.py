@@ -11,7 +11,7 @@ import pytest
 from macros.catalog import load_catalog
 from macros.errors import MacroInputError
 from macros.formulas import (capacity_plan, cascade_breakeven_escalation, cascade_cost, cascade_quality,
-                             cheaper_windows, first_crossover_volume, keep_warm_tradeoff,
+                             cheaper_windows, weighted_tokens, first_crossover_volume, keep_warm_tradeoff,
                              lora_slot_params, self_host_monthly_cost, self_host_usd_per_million)
 from macros.render import MACROS
 
@@ -175,3 +175,18 @@ def test_cascade_macro_says_when_it_costs_more():
     with pytest.raises(MacroInputError, match="quality_floor"):
         MACROS["cascade"]("llama-3.1-8b-hosted", "deepseek-v3-hosted", input_tokens=1, output_tokens=1,
                           escalation_rate=0.3, kept_accuracy=0.9, escalated_accuracy=0.85, quality_floor=1.5)
+
+
+def test_weighted_tokens_and_tenant_table_by_hand():
+    assert weighted_tokens(6000, 300) == 6300
+    assert weighted_tokens(6000, 300, input_weight=0.1) == pytest.approx(900)
+    with pytest.raises(ValueError, match="at least one"):
+        weighted_tokens(0, 0)
+    out = MACROS["tenant_limits"](names=["chat", "summarize"], input_tokens=[800, 20000], output_tokens=[200, 1000],
+                                  request_limit=10, capacity_tps=150000)
+    rows = [r for r in out.splitlines() if r.startswith("| chat") or r.startswith("| summarize")]
+    # chat: 10/s x 1,000 = 10,000 tokens/s = 6.67% of 150,000; budget 75,000 / 1,000 = 75 requests/s
+    assert "| 10,000.0 tokens/s | 6.67% | 75 |" in rows[0]
+    # summarize: 10/s x 21,000 = 210,000 tokens/s = 140% of capacity; 75,000 / 21,000 = 3.57 requests/s
+    assert "| 210,000.0 tokens/s | 140.0% | 3.57 |" in rows[1]
+    assert "summarize alone may send 140.0%" in out

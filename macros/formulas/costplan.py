@@ -26,6 +26,7 @@ __all__ = [
     "cascade_cost",
     "cascade_quality",
     "cascade_breakeven_escalation",
+    "weighted_tokens",
     "SECONDS_PER_MONTH",
 ]
 
@@ -206,3 +207,18 @@ def cascade_breakeven_escalation(small_usd: float, large_usd: float, router_usd:
     chk.positive("large_usd", large_usd)
     chk.non_negative("router_usd", router_usd)
     return max(0.0, 1 - (small_usd + router_usd) / large_usd)
+
+
+def weighted_tokens(input_tokens: float, output_tokens: float, input_weight: float = 1.0) -> float:
+    """Tokens one request charges against a token limit: ``input_weight x input + output``.
+
+    ``input_weight`` is the capacity cost of a prompt token relative to a generated one (1 counts plain
+    tokens; a load test that finds prefill tokens cheaper justifies a smaller weight).
+    """
+    chk.non_negative("input_tokens", input_tokens)
+    chk.non_negative("output_tokens", output_tokens)
+    chk.non_negative("input_weight", input_weight)
+    w = input_weight * input_tokens + output_tokens
+    if w <= 0:
+        raise ValueError("a request must carry at least one weighted token")
+    return w

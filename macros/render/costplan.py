@@ -429,3 +429,53 @@ def cascade(small: ApiPrice, large: ApiPrice, input_tokens: float, output_tokens
             "practice, and a blended figure can hide a category that falls below the floor. "
             + _esc(inputs.cat().prices.disclaimer))
     return ex.render()
+
+
+# --- tenant limits ---------------------------------------------------------------------------------
+
+def _numbers(name: str) -> Arg:
+    return Arg(lambda _n, v: [inputs.number(name, x, positive=False) for x in v], f"list of {name}", ">= 0 each")
+
+
+@macro("block", example='tenant_limits(names=["chat", "rag", "summarize"], input_tokens=[800, 6000, 20000], '
+                        'output_tokens=[200, 300, 1000], request_limit=10, capacity_tps=150000)',
+       args={"input_tokens": _numbers("input_tokens"), "output_tokens": _numbers("output_tokens"),
+             "request_limit": _POSITIVE, "capacity_tps": _POSITIVE})
+def tenant_limits(names: list, input_tokens: list, output_tokens: list, request_limit: float, capacity_tps: float,
+                  input_weight: float = 1.0) -> str:
+    """Worked example: the same request limit for every tenant against a token budget per tenant.
+
+    Per tenant: weighted tokens per request (`input_weight` × input + output), the token load it may send at
+    the request limit and its share of the deployment's capacity; then the equal token budget
+    (capacity / tenants) and the requests/s it allows each tenant.
+    """
+    n = len(names)
+    if not n or not (n == len(input_tokens) == len(output_tokens)):
+        raise MacroInputError("tenant_limits needs names, input_tokens and output_tokens of the same non-zero length")
+    budget = capacity_tps / n
+    ex = Example(f"{n} tenants under a request limit and under a token budget")
+    ex.formula("token load at the request limit = requests/s limit × (input weight × input + output tokens)")
+    ex.formula("token budget per tenant = capacity / tenants; requests/s it allows = budget / tokens per request")
+    ex.input("request limit per tenant", f"{_n(request_limit)} requests/s", GIVEN)
+    ex.input("deployment capacity at the SLO", U.fmt_rate(capacity_tps, "weighted tokens/s"), "load test (measured)")
+    ex.input("input-token weight", _bits(input_weight), "assumption (1 = plain tokens)")
+    rows = ["| Tenant | Input / output tokens | Tokens per request | Load at the request limit | Share of capacity "
+            "| Requests/s within the token budget |", "| --- | --- | --- | --- | --- | --- |"]
+    worst = (0.0, "")
+    for name, i, o in zip(names, input_tokens, output_tokens):
+        w = F.weighted_tokens(i, o, input_weight)
+        load = request_limit * w
+        share = load / capacity_tps
+        worst = max(worst, (share, str(name)))
+        rows.append(f"| {_esc(str(name), cell=True)} | {_n(i)} / {_n(o)} | {_n(w)} | {U.fmt_rate(load)} | "
+                    f"{U.fmt_pct(share)} | {_n(budget / w)} |")
+    ex.step(f"token budget: {_n(capacity_tps)} / {n} = {U.fmt_rate(budget)} per tenant")
+    ex.table("\n".join(rows))
+    ex.result(f"within the same request limit, {_esc(worst[1])} alone may send {U.fmt_pct(worst[0])} of the "
+              f"deployment's capacity")
+    ex.result("under the token budget every tenant gets the same share, and the request rate it buys depends on "
+              "its request size")
+    ex.note("Charge a token budget at admission: the input length is known, count the output at `max_tokens` and "
+            "refund the difference when the request finishes; a limiter that counts usage only after completion "
+            "admits a burst of long requests before it reacts.")
+    return ex.render()
