@@ -28,6 +28,7 @@ nonsensical input. Nothing here formats numbers or imports MkDocs.
 from .adapters import *  # noqa: F401,F403
 from .serving import *  # noqa: F401,F403
 from .capacity import *  # noqa: F401,F403
+from .costplan import *  # noqa: F401,F403
 from .drift import *  # noqa: F401,F403
 from .histograms import *  # noqa: F401,F403
 from .longctx import *  # noqa: F401,F403
