@@ -1,5 +1,5 @@
 """Capacity plan, the self-host vs API cost curve and its chart, LoRA slot memory (macros/formulas/costplan.py,
-macros/render/costplan.py). Expected figures are worked out by hand in the comments."""
+macros/render/costplan.py, macros/render/costchart.py). Expected figures are worked out by hand in the comments."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def test_cheaper_windows_reopen_after_each_replica():
 
 def _chart(**kw):
     cat = load_catalog()
-    from macros.render.costplan import cost_curve_svg
+    from macros.render.costchart import cost_curve_svg
     args = dict(n_gpus=1, tokens_per_s=5000, utilization=0.6, input_share=0.75)
     args.update(kw)
     return ET.fromstring(cost_curve_svg(cat.gpu("h100-sxm"), cat.api_price("llama-3.1-8b-hosted"), **args))

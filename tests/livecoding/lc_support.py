@@ -145,8 +145,9 @@ def best_seconds_per_op(setup: Callable[[int], Callable[[int], object]], size: i
     Only the calls are timed, on this thread's CPU clock (``time.thread_time``: time other processes
     take on a loaded machine is not counted, which wall-clock timing under a parallel build made
     flaky), with the cyclic garbage collector paused (its passes grow with the heap, not with the
-    algorithm), and the minimum of five filters out the rest of the noise. A claim of O(1) per operation is then checked as a ratio between two sizes with a
-    generous bound: an O(n) operation would give a ratio near the ratio of the sizes.
+    algorithm), and the minimum of five filters out the rest of the noise. A claim of O(1) per
+    operation is then checked as a ratio between two sizes with a generous bound: an O(n)
+    operation would give a ratio near the ratio of the sizes.
     """
     best = math.inf
     for _ in range(5):
