@@ -7,6 +7,7 @@ One module per topic, mirroring :mod:`macros.formulas`:
 - :mod:`.budget`     the GPU memory budget and the "what fits" table
 - :mod:`.parallel`   tensor and expert parallelism
 - :mod:`.speed`      decode bound, prefill time, arithmetic intensity, roofline
+- :mod:`.overhead`   kernel-launch share of a decode step, the throughput-vs-concurrency figure
 - :mod:`.capacity`   Little's law, replicas, HPA, cost
 - :mod:`.serving`    dynamic batching, model instances
 - :mod:`.specdec`    speculative decoding
@@ -44,6 +45,7 @@ from . import transfer  # noqa: F401
 from . import kubernetes  # noqa: F401
 from . import lookups  # noqa: F401
 from . import monitoring  # noqa: F401
+from . import overhead  # noqa: F401
 from . import reference  # noqa: F401
 from .blocks import anchor_id, catalog_href, catalog_link, example_block
 from .registry import MACROS, REGISTRY, macro

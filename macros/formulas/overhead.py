@@ -1,0 +1,104 @@
+"""Decode step overheads against the bandwidth bound: kernel-launch time with and without CUDA graphs,
+and the throughput-versus-batch roofline a benchmark curve is read against.
+
+Units: seconds, bytes, FLOPs, bytes/s, FLOP/s. These are models with stated assumptions, not
+measurements: the launch cost per kernel and the bandwidth a kernel reaches are inputs the reader
+measures (Nsight Systems shows both), and the results say how large each term can be.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import _checks as chk
+from .speed import roofline_time
+
+__all__ = ["LaunchOverhead", "launch_overhead", "kernels_per_step", "decode_roofline_point", "RooflinePoint"]
+
+
+def kernels_per_step(layers: int, kernels_per_layer: int, extra_kernels: int = 0) -> int:
+    """Kernels one decode step launches: ``layers x kernels_per_layer + extra_kernels``.
+
+    ``extra_kernels`` covers the work outside the layer stack (embedding lookup, final norm, LM head,
+    sampling). The per-layer count depends on the engine's fusion: count it from a profile.
+    """
+    chk.positive_int("layers", layers)
+    chk.positive_int("kernels_per_layer", kernels_per_layer)
+    chk.non_negative_int("extra_kernels", extra_kernels)
+    return layers * kernels_per_layer + extra_kernels
+
+
+@dataclass(frozen=True)
+class LaunchOverhead:
+    gpu_time_s: float      # time the step's kernels run on the GPU
+    host_time_s: float     # kernels x launch cost: CPU time to issue the step eagerly
+    graph_launch_s: float  # CPU time to launch one captured graph
+    eager_best_s: float    # max(gpu, host): launches fully overlapped with execution
+    eager_worst_s: float   # gpu + host: no overlap at all
+    graph_s: float         # gpu + one graph launch
+
+    @property
+    def launch_bound(self) -> bool:
+        """True when issuing the kernels takes longer than running them: the GPU waits for the CPU."""
+        return self.host_time_s > self.gpu_time_s
+
+    @property
+    def saved_best(self) -> float:
+        """Share of the eager step a graph removes when launches overlap execution (can be 0)."""
+        return max(0.0, (self.eager_best_s - self.graph_s) / self.eager_best_s)
+
+    @property
+    def saved_worst(self) -> float:
+        """Share of the eager step a graph removes when launches do not overlap execution."""
+        return max(0.0, (self.eager_worst_s - self.graph_s) / self.eager_worst_s)
+
+
+def launch_overhead(gpu_time_s: float, kernels: int, launch_s: float, graph_launch_s: float = 0.0) -> LaunchOverhead:
+    """Eager versus graph step time for a step of ``kernels`` kernels whose GPU time is ``gpu_time_s``.
+
+    Eagerly, the CPU issues one kernel every ``launch_s`` seconds (framework dispatch plus the driver
+    call) while the GPU runs the queue asynchronously, so the step takes at least
+    ``max(gpu, kernels x launch_s)`` (perfect overlap) and at most ``gpu + kernels x launch_s``
+    (none). A captured graph issues the whole step with one launch: ``gpu + graph_launch_s``.
+    Graphs do not make kernels faster, so ``gpu_time_s`` is the same in both modes.
+    """
+    chk.positive("gpu_time_s", gpu_time_s)
+    chk.positive_int("kernels", kernels)
+    chk.non_negative("launch_s", launch_s)
+    chk.non_negative("graph_launch_s", graph_launch_s)
+    host = kernels * launch_s
+    return LaunchOverhead(gpu_time_s, host, graph_launch_s, max(gpu_time_s, host), gpu_time_s + host,
+                          gpu_time_s + graph_launch_s)
+
+
+@dataclass(frozen=True)
+class RooflinePoint:
+    batch: int
+    memory_s: float      # bytes read / bandwidth
+    compute_s: float     # FLOPs / peak
+    step_s: float        # max of the two
+    tokens_per_s: float  # batch / step: aggregate decode throughput at this concurrency
+
+    @property
+    def compute_bound(self) -> bool:
+        return self.compute_s > self.memory_s
+
+
+def decode_roofline_point(batch: int, bytes_per_step: float, flops_per_token: float, bandwidth_bytes_per_s: float,
+                          peak_flops: float) -> RooflinePoint:
+    """Roofline of one decode step of ``batch`` sequences: ``step = max(bytes / bandwidth, FLOPs / peak)``.
+
+    ``bytes_per_step`` is what the step reads (weights touched plus every sequence's KV);
+    ``flops_per_token`` is ``2 x active parameters`` (plus attention if the caller adds it), so the
+    step does ``batch x flops_per_token`` FLOPs. Aggregate throughput is ``batch / step``: it grows
+    almost linearly while the weight read dominates, bends as KV reads grow with the batch, and
+    flattens at ``peak / flops_per_token`` once the step is compute-bound.
+    """
+    chk.positive_int("batch", batch)
+    chk.positive("bytes_per_step", bytes_per_step)
+    chk.positive("flops_per_token", flops_per_token)
+    chk.positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
+    chk.positive("peak_flops", peak_flops)
+    flops = batch * flops_per_token
+    step = roofline_time(flops, bytes_per_step, peak_flops, bandwidth_bytes_per_s)
+    return RooflinePoint(batch, bytes_per_step / bandwidth_bytes_per_s, flops / peak_flops, step, batch / step)

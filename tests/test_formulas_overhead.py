@@ -1,0 +1,73 @@
+"""Launch overhead of a decode step and the throughput-vs-concurrency roofline (issue 18), by hand."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from macros.errors import MacroInputError
+from macros.formulas.overhead import decode_roofline_point, kernels_per_step, launch_overhead
+from macros.render import MACROS
+
+
+def test_kernels_per_step_by_hand():
+    # 32 layers x 10 kernels + 8 outside the stack = 328
+    assert kernels_per_step(32, 10, 8) == 328
+    with pytest.raises(ValueError):
+        kernels_per_step(0, 10)
+
+
+def test_launch_bound_step_by_hand():
+    # 750 us of GPU work, 344 kernels at 5 us each = 1.72 ms of host issue time: launch-bound.
+    lo = launch_overhead(750e-6, 344, 5e-6, 10e-6)
+    assert lo.host_time_s == pytest.approx(1.72e-3)
+    assert lo.launch_bound
+    assert lo.eager_best_s == pytest.approx(1.72e-3)           # max(0.75, 1.72) ms
+    assert lo.eager_worst_s == pytest.approx(2.47e-3)          # 0.75 + 1.72 ms
+    assert lo.graph_s == pytest.approx(760e-6)                 # 0.75 ms + one 10 us launch
+    assert lo.saved_best == pytest.approx(1 - 0.76 / 1.72)     # 55.8 %
+    assert lo.saved_worst == pytest.approx(1 - 0.76 / 2.47)    # 69.2 %
+
+
+def test_gpu_bound_step_saves_nothing_with_full_overlap():
+    # 20 ms of GPU work hides 1.64 ms of launches when they overlap; without overlap graphs save 1.63 ms.
+    lo = launch_overhead(20e-3, 328, 5e-6, 10e-6)
+    assert not lo.launch_bound
+    assert lo.saved_best == 0.0
+    assert lo.saved_worst == pytest.approx((1.64e-3 - 10e-6) / 21.64e-3)
+
+
+def test_roofline_point_memory_and_compute_regimes():
+    # 16.06e9 bytes at 3.35e12 B/s = 4.794 ms; 2 x 8.03e9 FLOPs per token at 989.4e12 FLOP/s:
+    # batch 1 is memory-bound at 208.6 tokens/s.
+    p = decode_roofline_point(1, 16.06e9, 2 * 8.03e9, 3.35e12, 989.4e12)
+    assert p.memory_s == pytest.approx(16.06e9 / 3.35e12)
+    assert not p.compute_bound
+    assert p.tokens_per_s == pytest.approx(3.35e12 / 16.06e9)
+    # batch 1000 on the same bytes: compute 1000 x 16.06e9 / 989.4e12 = 16.2 ms > 4.8 ms memory
+    q = decode_roofline_point(1000, 16.06e9, 2 * 8.03e9, 3.35e12, 989.4e12)
+    assert q.compute_bound
+    assert q.tokens_per_s == pytest.approx(989.4e12 / (2 * 8.03e9))   # the compute ceiling
+
+
+def test_launch_share_rejects_a_batch_the_kv_cache_cannot_hold():
+    with pytest.raises(MacroInputError, match="does not fit"):
+        MACROS["launch_share"]("llama-3.1-8b", "h100-sxm", batches=[1, 4096], context="4K")
+    with pytest.raises(MacroInputError, match="bw_efficiency"):
+        MACROS["launch_share"]("llama-3.1-8b", "h100-sxm", batches=[1], bw_efficiency=1.5)
+
+
+def test_throughput_curve_svg_is_self_contained_and_accessible():
+    out = MACROS["throughput_curve"]("llama-3.1-8b", "h100-sxm", context="4K")
+    svg = re.search(r"<svg.*?</svg>", out, re.S).group(0)
+    assert 'role="img"' in svg and "<title" in svg and "<desc" in svg
+    assert "href" not in svg and "http://" not in svg.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    # text and axes follow the page colour, so dark mode stays readable
+    assert 'fill="currentColor"' in svg
+    # the plotted line rises: aggregate throughput grows with concurrency (log-x, SVG y grows downward)
+    path = re.search(r'<path d="(M[^"]+)" fill="none" stroke-width', svg).group(1)
+    ys = [float(pt.split(",")[1]) for pt in re.findall(r"[ML]([\d.]+,[\d.]+)", path)]
+    assert ys == sorted(ys, reverse=True) and ys[0] > ys[-1]
+    # the table's first row is the batch-1 bound of decode_tps for the same inputs
+    assert MACROS["decode_tps"]("llama-3.1-8b", "h100-sxm", context="4K") in out
