@@ -51,7 +51,7 @@ def _kv_capacity(m: Model, g: Gpu, f: Format, fe: Format | None, kv: Format, ctx
     return cap
 
 
-@macro("block", example='launch_share("llama-3.1-8b", "h100-sxm", batches=[1, 16, 128], context="4K")',
+@macro("block", example='launch_share("llama-3.1-8b", "h100-sxm", batches=[1, 16, 64], context="4K")',
        args=_ARGS)
 def launch_share(model: Model, gpu: Gpu, fmt: Format = "bf16", batches: list = (1, 8, 32),
                  context: int = 4096, kv_dtype: Format = "bf16", expert_fmt: Format | None = None,
@@ -128,12 +128,9 @@ _L, _R, _T, _B = 78, 20, 20, 52  # plot margins: left, right, top, bottom
 
 
 def _nice_max(v: float) -> float:
-    """A round axis maximum at or above ``v``: 1, 2 or 5 times a power of ten."""
+    """A round axis maximum at or above ``v``: a whole multiple (1 to 10) of the power of ten below it."""
     exp = 10 ** math.floor(math.log10(v))
-    for mult in (1, 2, 5, 10):
-        if mult * exp >= v:
-            return mult * exp
-    return 10 * exp
+    return math.ceil(round(v / exp, 9)) * exp
 
 
 def _svg(points, title: str, desc: str, kv_limit: int, ceiling: float | None) -> str:
@@ -177,11 +174,14 @@ def _svg(points, title: str, desc: str, kv_limit: int, ceiling: float | None) ->
         out.append(f'<line x1="{x(kv_limit):.1f}" x2="{x(kv_limit):.1f}" y1="{_T}" y2="{_T + ph}" '
                    'stroke="currentColor" stroke-dasharray="6 4" stroke-opacity="0.7"/>'
                    f'<text x="{x(kv_limit) - 6:.1f}" y="{_T + 14}" text-anchor="end" fill="currentColor">'
-                   'KV cache full</text>')
+                   f'KV cache full at {_i(kv_limit)}</text>')
     path = " ".join(f"{'M' if i == 0 else 'L'}{x(p.batch):.1f},{y(p.tokens_per_s):.1f}"
                     for i, p in enumerate(points))
     out.append(f'<path d="{path}" fill="none" stroke-width="2.5" '
                'style="stroke:var(--md-accent-fg-color, #526cfe)"/>')
+    mid = points[len(points) // 2]
+    out.append(f'<text x="{x(mid.batch) + 10:.1f}" y="{y(mid.tokens_per_s) + 20:.1f}" text-anchor="start" '
+               'fill="currentColor">bandwidth bound</text>')
     out += [f'<circle cx="{x(p.batch):.1f}" cy="{y(p.tokens_per_s):.1f}" r="3" '
             'style="fill:var(--md-accent-fg-color, #526cfe)"/>' for p in points]
     out.append("</svg>")
