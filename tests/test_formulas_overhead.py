@@ -71,3 +71,31 @@ def test_throughput_curve_svg_is_self_contained_and_accessible():
     assert ys == sorted(ys, reverse=True) and ys[0] > ys[-1]
     # the table's first row is the batch-1 bound of decode_tps for the same inputs
     assert MACROS["decode_tps"]("llama-3.1-8b", "h100-sxm", context="4K") in out
+
+
+def test_ep_layer_step_by_hand():
+    from macros.formulas.overhead import ep_layer_step
+    # 256 tokens, EP 8, all 256 experts touched, 44e6 bytes each, 1e9 FLOPs per token; 4.8e12 B/s HBM,
+    # 1.979e15 FLOP/s, 450e9 B/s link; 2 x 256 x 8 x 7168 x 2 bytes = 58,720,256 bytes of dispatch + combine.
+    st = ep_layer_step(256, 8, 256.0, 44e6, 1e9, 2 * 256 * 8 * 7168 * 2, 4.8e12, 1.979e15, 450e9)
+    assert st.expert_bytes_per_rank == pytest.approx(32 * 44e6)          # 32 experts per rank
+    assert st.read_s == pytest.approx(32 * 44e6 / 4.8e12)               # 293 us
+    assert st.compute_s == pytest.approx(32 * 1e9 / 1.979e15)            # 32 tokens per rank
+    remote = 58_720_256 * 7 / 8 / 8                                      # crosses the link, per rank
+    assert st.a2a_bytes_per_rank == pytest.approx(remote)
+    assert st.layer_s == pytest.approx(max(st.read_s, st.compute_s) + remote / 450e9)
+    # imbalance 1.5: the busiest rank receives 1.5x the traffic; its reads do not grow
+    hot = ep_layer_step(256, 8, 256.0, 44e6, 1e9, 58_720_256, 4.8e12, 1.979e15, 450e9, imbalance=1.5)
+    assert hot.a2a_s_hot == pytest.approx(1.5 * remote / 450e9)
+    assert hot.expert_s_hot == pytest.approx(st.read_s)                  # still memory-bound
+    with pytest.raises(ValueError, match="imbalance"):
+        ep_layer_step(256, 8, 256.0, 44e6, 1e9, 1.0, 4.8e12, 1.979e15, 450e9, imbalance=0.5)
+    # one rank: nothing crosses a link
+    assert ep_layer_step(16, 1, 8.0, 1e6, 1e9, 1e6, 1e12, 1e15, 1e11).a2a_s == 0.0
+
+
+def test_ep_step_macro_rejects_dense_models_and_uneven_splits():
+    with pytest.raises(MacroInputError, match="dense"):
+        MACROS["ep_step"]("llama-3.1-8b", "h100-sxm")
+    with pytest.raises(MacroInputError, match="divide"):
+        MACROS["ep_step"]("gpt-oss-20b", "h100-sxm", fmt="mxfp4", n_gpus=3)

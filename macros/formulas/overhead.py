@@ -1,5 +1,6 @@
 """Decode step overheads against the bandwidth bound: kernel-launch time with and without CUDA graphs,
-and the throughput-versus-batch roofline a benchmark curve is read against.
+the throughput-versus-batch roofline a benchmark curve is read against, and one expert-parallel MoE layer
+set by its busiest rank.
 
 Units: seconds, bytes, FLOPs, bytes/s, FLOP/s. These are models with stated assumptions, not
 measurements: the launch cost per kernel and the bandwidth a kernel reaches are inputs the reader
@@ -13,7 +14,8 @@ from dataclasses import dataclass
 from . import _checks as chk
 from .speed import roofline_time
 
-__all__ = ["LaunchOverhead", "launch_overhead", "kernels_per_step", "decode_roofline_point", "RooflinePoint"]
+__all__ = ["LaunchOverhead", "launch_overhead", "kernels_per_step", "decode_roofline_point", "RooflinePoint",
+           "EpLayerStep", "ep_layer_step"]
 
 
 def kernels_per_step(layers: int, kernels_per_layer: int, extra_kernels: int = 0) -> int:
@@ -102,3 +104,67 @@ def decode_roofline_point(batch: int, bytes_per_step: float, flops_per_token: fl
     flops = batch * flops_per_token
     step = roofline_time(flops, bytes_per_step, peak_flops, bandwidth_bytes_per_s)
     return RooflinePoint(batch, bytes_per_step / bandwidth_bytes_per_s, flops / peak_flops, step, batch / step)
+
+
+@dataclass(frozen=True)
+class EpLayerStep:
+    """One MoE layer of one step under expert parallelism, per rank (seconds and bytes)."""
+
+    expert_bytes_per_rank: float  # routed-expert weights one rank reads (uniform routing)
+    read_s: float                 # expert_bytes_per_rank / HBM bandwidth
+    compute_s: float              # expert FLOPs of the average rank / peak
+    a2a_bytes_per_rank: float     # dispatch + combine bytes the average rank sends across the link
+    a2a_s: float                  # a2a_bytes_per_rank / link bandwidth + 2 x per-call latency
+    imbalance: float              # max / mean tokens per rank (1 = perfectly balanced)
+
+    @property
+    def expert_s_hot(self) -> float:
+        """Expert time of the busiest rank: its reads, or its compute scaled by the imbalance."""
+        return max(self.read_s, self.imbalance * self.compute_s)
+
+    @property
+    def a2a_s_hot(self) -> float:
+        """All-to-all time of the busiest rank, which receives ``imbalance`` times the mean traffic."""
+        return self.imbalance * self.a2a_s
+
+    @property
+    def layer_s(self) -> float:
+        """The layer takes as long as its busiest rank: expert work plus its all-to-all, not overlapped."""
+        return self.expert_s_hot + self.a2a_s_hot
+
+    @property
+    def comm_share(self) -> float:
+        return self.a2a_s_hot / self.layer_s
+
+
+def ep_layer_step(tokens: int, ep: int, experts_touched: float, bytes_per_expert: float, flops_per_token: float,
+                  a2a_bytes_total: float, hbm_bytes_per_s: float, peak_flops: float, link_bytes_per_s: float,
+                  call_latency_s: float = 0.0, imbalance: float = 1.0) -> EpLayerStep:
+    """Time of one expert-parallel MoE layer, set by its busiest rank.
+
+    Uniform routing spreads ``experts_touched`` experts and ``tokens`` tokens evenly over ``ep`` ranks:
+    each reads ``experts_touched / ep x bytes_per_expert`` and computes ``tokens x flops_per_token / ep``
+    (``flops_per_token`` = top-k x 2 x params per expert). ``a2a_bytes_total`` is the dispatch + combine
+    volume of the layer (:func:`macros.formulas.parallel.ep_all_to_all_bytes`); ``(ep - 1) / ep`` of it
+    crosses the link, shared by the ranks. ``imbalance`` = max / mean tokens per rank (vLLM's EPLB logs
+    its inverse as ``balancedness``): the busiest rank computes and receives that many times the mean,
+    and every rank waits for it at the combine. Its reads do not grow, since at decode batch sizes a
+    rank's experts are read once per step whatever number of tokens they serve.
+    """
+    chk.non_negative_int("tokens", tokens)
+    chk.positive_int("ep", ep)
+    chk.non_negative("experts_touched", experts_touched)
+    chk.positive("bytes_per_expert", bytes_per_expert)
+    chk.positive("flops_per_token", flops_per_token)
+    chk.non_negative("a2a_bytes_total", a2a_bytes_total)
+    chk.positive("hbm_bytes_per_s", hbm_bytes_per_s)
+    chk.positive("peak_flops", peak_flops)
+    chk.positive("link_bytes_per_s", link_bytes_per_s)
+    chk.non_negative("call_latency_s", call_latency_s)
+    if imbalance < 1:
+        raise ValueError(f"imbalance is max / mean tokens per rank and cannot be below 1, got {imbalance!r}")
+    read = experts_touched / ep * bytes_per_expert
+    compute = tokens * flops_per_token / ep
+    remote = a2a_bytes_total * (ep - 1) / ep / ep
+    a2a = (remote / link_bytes_per_s + 2 * call_latency_s) if ep > 1 else 0.0
+    return EpLayerStep(read, read / hbm_bytes_per_s, compute / peak_flops, remote, a2a, imbalance)

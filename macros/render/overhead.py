@@ -244,3 +244,85 @@ def throughput_curve(model: Model, gpu: Gpu, fmt: Format = "bf16", context: int 
     if m.is_moe:
         ex.note("Expert bytes assume uniform, independent routing.")
     return ex.render()
+
+
+# ---------------------------------------------------------------- expert parallelism: reads against all-to-all
+
+@macro("block", example='ep_step("deepseek-v3", "h200-sxm", fmt="fp8", n_gpus=8, tokens=256, '
+       'link_gbit_per_s=400, imbalance=1.5)',
+       args={**_ARGS, "imbalance": _NUMBER, "link_gbit_per_s": _NUMBER, "latency_us": Arg(
+           lambda name, v: inputs.number(name, v, positive=False), "a number", ">= 0")})
+def ep_step(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int = 8, tokens: int = 256,
+            expert_fmt: Format | None = None, dtype: Format = "bf16", link_gbit_per_s: float | None = None,
+            imbalance: float = 1.0, latency_us: float = 0.0) -> str:
+    """Worked example: expert bytes read against all-to-all bytes per step, per rank, and the step they set.
+
+    Per MoE layer and rank: routed-expert bytes read (experts touched by the step's `tokens` / EP) over
+    HBM bandwidth; expert FLOPs over the dense peak; dispatch + combine bytes crossing the link over the
+    GPU's NVLink bandwidth per direction (and a NIC of `link_gbit_per_s`, if given) plus 2 × `latency_us`.
+    The layer waits for its busiest rank, which computes and receives `imbalance` (max / mean tokens per
+    rank) times the mean. Summed over the MoE layers.
+    """
+    m, g, f, ep, toks = model, gpu, fmt, n_gpus, tokens
+    if not m.is_moe:
+        raise MacroInputError(f"{m.key!r} is a dense model; expert parallelism needs an MoE model")
+    if imbalance < 1:
+        raise MacroInputError(f"imbalance is max / mean tokens per rank and cannot be below 1, got {imbalance!r}")
+    mo = m.moe
+    if mo.num_experts % ep:
+        raise MacroInputError(f"{mo.num_experts} experts do not divide over EP {ep}")
+    nv = g.interconnect_bytes_per_s_per_direction
+    if not nv:
+        raise MacroInputError(f"{g.name} has no interconnect bandwidth in gpus.yaml")
+    b = F.param_breakdown(m)
+    wb = F.weight_bytes_breakdown(m, f, expert_fmt)
+    per_expert = wb.routed_experts / (mo.num_experts * b.moe_layers)
+    touched = F.expected_experts_touched(mo.num_experts, mo.experts_per_token, toks)
+    flops_tok = mo.experts_per_token * 2 * b.params_per_expert
+    eb = dtype.bits_per_weight / 8
+    a2a_total = F.ep_all_to_all_bytes(toks, mo.experts_per_token, m.hidden_size, eb)
+    peak, label = inputs.peak_flops(g, f)
+    hbm = g.memory_bandwidth_bytes_per_s
+    links = [("NVLink", nv)] + ([(f"NIC {_n(link_gbit_per_s)} Gbit/s", link_gbit_per_s * 1e9 / 8)]
+                                if link_gbit_per_s else [])
+    lat = latency_us * 1e-6
+    layers = b.moe_layers
+    ex = Example(f"expert parallelism for {m.name} ({f.name}) over EP {ep} × {g.name}, {_i(toks)} tokens per step")
+    ex.formula("read per rank = experts touched / EP × bytes per expert; experts touched = E × (1 − (1 − k/E)^tokens)")
+    ex.formula("all-to-all per rank = 2 × tokens × top_k × hidden × bytes × (EP − 1) / EP / EP")
+    ex.formula("layer = max(read / HBM, imbalance × expert FLOPs per rank / peak) + imbalance × all-to-all / link "
+               "+ 2 × latency")
+    ex.input("experts E / top-k / hidden / MoE layers",
+             f"{mo.num_experts} / {mo.experts_per_token} / {_i(m.hidden_size)} / {layers}", _mlink(m))
+    ex.input("bytes per routed expert", U.fmt_bytes(per_expert), f"{_mlink(m)}, {_flink(expert_fmt or f)}")
+    ex.input("HBM bandwidth / dense peak" + f" ({label})", f"{U.fmt_bandwidth(hbm)} / {U.fmt_flops(peak)}", _glink(g))
+    ex.input("NVLink per direction", U.fmt_bandwidth(nv), _glink(g))
+    ex.input(f"all-to-all element ({dtype.key}) / per-call latency",
+             f"{_n(eb)} bytes / {U.fmt_seconds(lat) if lat else 'none (bandwidth only)'}",
+             f"{_flink(dtype)}; latency: assumption")
+    ex.input("tokens per step / EP / imbalance (max ÷ mean)", f"{_i(toks)} / {ep} / {_n(imbalance)}", GIVEN)
+    ex.step(f"experts touched per layer: {mo.num_experts} × (1 − (1 − {mo.experts_per_token}/{mo.num_experts})"
+            f"^{_i(toks)}) = {_n(touched)}; per rank {_n(touched / ep)}")
+    rows = ["| Link | Imbalance | Expert read per rank | All-to-all per rank | Expert time (busiest) "
+            "| All-to-all time (busiest) | MoE layers per step | Communication share |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    steps = []
+    for name, bw in links:
+        for beta in sorted({1.0, float(imbalance)}):
+            st = O.ep_layer_step(toks, ep, touched, per_expert, flops_tok, a2a_total, hbm, peak, bw, lat, beta)
+            steps.append((name, beta, st))
+            rows.append(f"| {name} | {_n(beta)} | {U.fmt_bytes(st.expert_bytes_per_rank * layers)} | "
+                        f"{U.fmt_bytes(st.a2a_bytes_per_rank * layers)} | {U.fmt_seconds(st.expert_s_hot * layers)} | "
+                        f"{U.fmt_seconds(st.a2a_s_hot * layers)} | {U.fmt_seconds(st.layer_s * layers)} | "
+                        f"{U.fmt_pct(st.comm_share)} |")
+    ex.table("\n".join(rows))
+    base = steps[0][2]
+    ex.result(f"per step each rank reads {U.fmt_bytes(base.expert_bytes_per_rank * layers)} of expert weights "
+              f"and sends {U.fmt_bytes(base.a2a_bytes_per_rank * layers)} across the link")
+    worst = steps[-1]
+    ex.result(f"the MoE layers take {U.fmt_seconds(base.layer_s * layers)} per step (NVLink, balanced) against "
+              f"{U.fmt_seconds(worst[2].layer_s * layers)} ({worst[0]}, imbalance {_n(worst[1])})")
+    ex.note("Uniform routing spreads experts and tokens evenly; the imbalance factor scales the busiest rank's "
+            "compute and traffic. No overlap of communication with expert work is assumed; attention and the "
+            "other layers are left out.")
+    return ex.render()
