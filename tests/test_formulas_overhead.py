@@ -99,3 +99,16 @@ def test_ep_step_macro_rejects_dense_models_and_uneven_splits():
         MACROS["ep_step"]("llama-3.1-8b", "h100-sxm")
     with pytest.raises(MacroInputError, match="divide"):
         MACROS["ep_step"]("gpt-oss-20b", "h100-sxm", fmt="mxfp4", n_gpus=3)
+
+
+def test_pd_coupling_by_hand():
+    from macros.formulas.overhead import pd_coupling
+    # 1,342,177,280 bytes of KV (Llama-3.1-70B, 8,192 tokens at 160 KiB/token in FP8) after a 0.3 s prefill,
+    # over a 400 Gbit/s NIC (5e10 B/s): 26.84 ms transfer, 8.95 % of the prefill, 4.47 GB/s sustained.
+    c = pd_coupling(8192 * 160 * 1024, 0.3, 400e9 / 8)
+    assert c.transfer_s == pytest.approx(1_342_177_280 / 5e10)
+    assert c.transfer_to_prefill == pytest.approx(0.026843545 / 0.3)
+    assert c.sustained_bytes_per_s == pytest.approx(1_342_177_280 / 0.3)
+    assert c.link_share == pytest.approx(c.transfer_to_prefill)   # the same ratio, read two ways
+    with pytest.raises(ValueError):
+        pd_coupling(1.0, 0.0, 1.0)

@@ -1,6 +1,6 @@
 """Decode step overheads against the bandwidth bound: kernel-launch time with and without CUDA graphs,
 the throughput-versus-batch roofline a benchmark curve is read against, and one expert-parallel MoE layer
-set by its busiest rank.
+set by its busiest rank, and the KV hand-off between prefill and decode pools.
 
 Units: seconds, bytes, FLOPs, bytes/s, FLOP/s. These are models with stated assumptions, not
 measurements: the launch cost per kernel and the bandwidth a kernel reaches are inputs the reader
@@ -15,7 +15,7 @@ from . import _checks as chk
 from .speed import roofline_time
 
 __all__ = ["LaunchOverhead", "launch_overhead", "kernels_per_step", "decode_roofline_point", "RooflinePoint",
-           "EpLayerStep", "ep_layer_step"]
+           "EpLayerStep", "ep_layer_step", "PdCoupling", "pd_coupling"]
 
 
 def kernels_per_step(layers: int, kernels_per_layer: int, extra_kernels: int = 0) -> int:
@@ -168,3 +168,42 @@ def ep_layer_step(tokens: int, ep: int, experts_touched: float, bytes_per_expert
     remote = a2a_bytes_total * (ep - 1) / ep / ep
     a2a = (remote / link_bytes_per_s + 2 * call_latency_s) if ep > 1 else 0.0
     return EpLayerStep(read, read / hbm_bytes_per_s, compute / peak_flops, remote, a2a, imbalance)
+
+
+@dataclass(frozen=True)
+class PdCoupling:
+    """The KV hand-off between a prefill pool and a decode pool, for one prompt."""
+
+    kv_bytes: float        # the prompt's KV cache
+    prefill_s: float       # time the prefill instance spends on the prompt
+    transfer_s: float      # kv_bytes / link bandwidth
+    link_bytes_per_s: float
+
+    @property
+    def transfer_to_prefill(self) -> float:
+        """Transfer time as a share of the prefill time: the TTFT it adds if nothing overlaps."""
+        return self.transfer_s / self.prefill_s
+
+    @property
+    def sustained_bytes_per_s(self) -> float:
+        """Bandwidth a prefill instance emits when it prefills such prompts back to back."""
+        return self.kv_bytes / self.prefill_s
+
+    @property
+    def link_share(self) -> float:
+        """Share of the link that sustained rate occupies (above 1: the link, not the GPU, limits prefill)."""
+        return self.sustained_bytes_per_s / self.link_bytes_per_s
+
+
+def pd_coupling(kv_bytes: float, prefill_s: float, link_bytes_per_s: float) -> PdCoupling:
+    """Whether a link can carry the KV a prefill instance produces.
+
+    Per prompt, the decode side cannot start before the KV has arrived: ``kv_bytes / link`` seconds,
+    added to TTFT unless the connector streams it while the prefill runs. Sustained, an instance that
+    prefills such prompts back to back emits ``kv_bytes / prefill_s`` bytes per second; the ratio of
+    the two times equals the share of the link that rate needs, so one number answers both questions.
+    """
+    chk.positive("kv_bytes", kv_bytes)
+    chk.positive("prefill_s", prefill_s)
+    chk.positive("link_bytes_per_s", link_bytes_per_s)
+    return PdCoupling(kv_bytes, prefill_s, kv_bytes / link_bytes_per_s, link_bytes_per_s)

@@ -326,3 +326,52 @@ def ep_step(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int = 8, token
             "compute and traffic. No overlap of communication with expert work is assumed; attention and the "
             "other layers are left out.")
     return ex.render()
+
+
+# ---------------------------------------------------------------- disaggregated prefill: the KV coupling
+
+@macro("block", example='pd_coupling("llama-3.1-70b", "h100-sxm", tokens="8K", fmt="fp8", n_gpus=4, '
+       'kv_dtype="fp8", link_gbit_per_s=400)',
+       args={"link_gbit_per_s": _NUMBER})
+def pd_coupling(model: Model, gpu: Gpu, tokens: int = 8192, fmt: Format = "bf16", n_gpus: int = 1,
+                kv_dtype: Format = "bf16", mfu: float = 0.5, link_gbit_per_s: float | None = None) -> str:
+    """Worked example: the KV hand-off of disaggregated prefill, per prompt and sustained, against the link.
+
+    Prefill time of a `tokens` prompt on the prefill instance (`n_gpus` × `gpu` at `mfu`, as
+    `prefill_time`), the prompt's KV bytes, and the transfer time over a NIC of `link_gbit_per_s`
+    (default: the GPU's NVLink per direction). Transfer / prefill time is both the TTFT the hand-off
+    adds without overlap and the share of the link a back-to-back prefill instance needs.
+    """
+    m, g, f, n, toks, kv = model, gpu, fmt, n_gpus, tokens, kv_dtype
+    inputs.check_tp(m, n)
+    if link_gbit_per_s:
+        bw, bw_name, bw_src = link_gbit_per_s * 1e9 / 8, f"NIC {_n(link_gbit_per_s)} Gbit/s", GIVEN
+    else:
+        bw = g.interconnect_bytes_per_s_per_direction
+        if not bw:
+            raise MacroInputError(f"{g.name} has no interconnect bandwidth in gpus.yaml; give link_gbit_per_s")
+        bw_name, bw_src = "NVLink per direction", _glink(g)
+    peak, label = inputs.peak_flops(g, f)
+    flops = F.prefill_matmul_flops(m, toks) + F.prefill_attention_flops(m, toks)
+    t_pre = F.prefill_time(flops, peak * n, mfu)
+    kv_b = F.kv_bytes_per_sequence(m, toks, kv)
+    c = O.pd_coupling(kv_b, t_pre, bw)
+    ex = Example(f"KV hand-off of a {_i(toks)}-token prompt of {m.name}, prefill on {n} × {g.name}")
+    ex.formula("prefill time = prefill FLOPs / (GPUs × peak × MFU); transfer time = prompt KV bytes / link")
+    ex.formula("transfer / prefill = added TTFT share without overlap = link share a back-to-back prefill "
+               "instance needs")
+    ex.input(f"peak per GPU ({label}) / GPUs / MFU", f"{U.fmt_flops(peak)} / {n} / {_n(mfu)}",
+             f"{_glink(g)}; MFU: assumption")
+    ex.input("KV bytes per token", U.fmt_bytes(F.kv_bytes_per_token(m, kv)), f"{_mlink(m)}, {_flink(kv)}")
+    ex.input(bw_name, U.fmt_bandwidth(bw), bw_src)
+    ex.step(f"prefill: {_n(flops / 1e12)} TFLOP / ({n} × {U.fmt_flops(peak)} × {_n(mfu)}) = {U.fmt_seconds(t_pre)}")
+    ex.step(f"prompt KV: {_i(toks)} tokens → {U.fmt_bytes(kv_b)}; transfer {U.fmt_seconds(c.transfer_s)}")
+    ex.step(f"sustained: {U.fmt_bytes(kv_b)} every {U.fmt_seconds(t_pre)} = "
+            f"{U.fmt_bandwidth(c.sustained_bytes_per_s)} against {U.fmt_bandwidth(bw)}")
+    verdict = ("the link keeps up" if c.link_share <= 1 else
+               "the link cannot keep up: it, not the GPUs, limits the prefill pool")
+    ex.result(f"transfer / prefill = {U.fmt_pct(c.transfer_to_prefill)}: {verdict}")
+    ex.note("Prefill at the assumed MFU, attention included; no overlap of transfer and prefill, and no "
+            "per-transfer setup latency. A connector that streams KV layer by layer hides part of the time, "
+            "but not the sustained bandwidth.")
+    return ex.render()
