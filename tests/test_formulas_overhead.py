@@ -112,3 +112,21 @@ def test_pd_coupling_by_hand():
     assert c.link_share == pytest.approx(c.transfer_to_prefill)   # the same ratio, read two ways
     with pytest.raises(ValueError):
         pd_coupling(1.0, 0.0, 1.0)
+
+
+def test_speedup_with_verify_cost_by_hand():
+    from macros.formulas.overhead import speedup_with_verify_cost
+    # a = 0.7, g = 3: E = (1 - 0.7^4) / 0.3 = 2.533; c = 0.05
+    e = (1 - 0.7 ** 4) / 0.3
+    assert speedup_with_verify_cost(e, 3, 0.05, 1.0) == pytest.approx(e / 1.15)      # Leviathan et al.
+    assert speedup_with_verify_cost(e, 3, 0.05, 4.0) == pytest.approx(e / 4.15)      # compute-bound: v = g + 1
+    assert MACROS["spec_speedup_at"](0.7, 3, 0.05, 4) == "0.610×"
+
+
+def test_spec_decode_verify_dense_costs_one_step_and_moe_more():
+    dense = MACROS["spec_decode_verify"]("llama-3.1-8b", "h100-sxm", acceptance_rate=0.7, draft_length=3)
+    assert "v = 1.00" in dense       # memory-bound dense: verifying 4 tokens reads the same bytes as 1
+    moe = MACROS["spec_decode_verify"]("gpt-oss-120b", "h100-sxm", fmt="mxfp4", acceptance_rate=0.7,
+                                       draft_length=3)
+    # batch 1, top-4 of 128: 4 tokens touch 128 x (1 - (124/128)^4) = 15.3 experts per layer instead of 4
+    assert "15.3 for 4 tokens" in moe and "v = 1.00" not in moe

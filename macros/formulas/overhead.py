@@ -1,6 +1,7 @@
 """Decode step overheads against the bandwidth bound: kernel-launch time with and without CUDA graphs,
 the throughput-versus-batch roofline a benchmark curve is read against, and one expert-parallel MoE layer
-set by its busiest rank, and the KV hand-off between prefill and decode pools.
+set by its busiest rank, the KV hand-off between prefill and decode pools, and the speculative speed-up
+when verification costs more than a decode step (MoE).
 
 Units: seconds, bytes, FLOPs, bytes/s, FLOP/s. These are models with stated assumptions, not
 measurements: the launch cost per kernel and the bandwidth a kernel reaches are inputs the reader
@@ -15,7 +16,7 @@ from . import _checks as chk
 from .speed import roofline_time
 
 __all__ = ["LaunchOverhead", "launch_overhead", "kernels_per_step", "decode_roofline_point", "RooflinePoint",
-           "EpLayerStep", "ep_layer_step", "PdCoupling", "pd_coupling"]
+           "EpLayerStep", "ep_layer_step", "PdCoupling", "pd_coupling", "speedup_with_verify_cost"]
 
 
 def kernels_per_step(layers: int, kernels_per_layer: int, extra_kernels: int = 0) -> int:
@@ -207,3 +208,20 @@ def pd_coupling(kv_bytes: float, prefill_s: float, link_bytes_per_s: float) -> P
     chk.positive("prefill_s", prefill_s)
     chk.positive("link_bytes_per_s", link_bytes_per_s)
     return PdCoupling(kv_bytes, prefill_s, kv_bytes / link_bytes_per_s, link_bytes_per_s)
+
+
+def speedup_with_verify_cost(expected_tokens: float, draft_length: int, draft_cost: float,
+                             verify_cost: float) -> float:
+    """Speculative speed-up when verifying costs more than a plain decode step.
+
+    ``E / (g x c + v)``: ``E`` tokens per round (:func:`macros.formulas.specdec.expected_tokens_per_step`),
+    ``g`` draft passes at ``c`` each, and one verification pass at ``v``, all relative to one plain decode
+    step of the target. Leviathan et al. take ``v = 1`` (verifying ``g + 1`` tokens costs one
+    bandwidth-bound step). That holds for a dense model; an MoE model's verification reads the experts
+    that all ``g + 1`` tokens route to, so ``v`` grows with ``g``.
+    """
+    chk.positive("expected_tokens", expected_tokens)
+    chk.non_negative_int("draft_length", draft_length)
+    chk.non_negative("draft_cost", draft_cost)
+    chk.positive("verify_cost", verify_cost)
+    return expected_tokens / (draft_length * draft_cost + verify_cost)

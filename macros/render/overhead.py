@@ -375,3 +375,84 @@ def pd_coupling(model: Model, gpu: Gpu, tokens: int = 8192, fmt: Format = "bf16"
             "per-transfer setup latency. A connector that streams KV layer by layer hides part of the time, "
             "but not the sustained bandwidth.")
     return ex.render()
+
+
+# ---------------------------------------------------------------- speculative decoding on MoE: the verify cost
+
+def _step_time(m: Model, g: Gpu, f: Format, fe: Format | None, kv: Format, seqs: int, tokens_each: int,
+               ctx: int) -> float:
+    """Roofline time of a step of ``seqs`` sequences with ``tokens_each`` query tokens each (one GPU)."""
+    toks = seqs * tokens_each
+    w = F.weight_bytes_read_per_step(m, f, toks, fe)
+    kv_b = seqs * F.kv_bytes_per_sequence(m, ctx, kv)
+    peak = inputs.peak_flops(g, f)[0]
+    return F.roofline_time(toks * 2 * F.param_breakdown(m).compute_active, w + kv_b, peak,
+                           g.memory_bandwidth_bytes_per_s)
+
+
+@macro("block", example='spec_decode_verify("gpt-oss-120b", "h100-sxm", fmt="mxfp4", acceptance_rate=0.7, '
+       'draft_length=3, draft_cost=0.05)',
+       args={"acceptance_rate": Arg(lambda name, v: inputs.number(name, v, positive=False), "a number", "0 to 1"),
+             "draft_length": COUNT, "draft_cost": Arg(
+           lambda name, v: inputs.number(name, v, positive=False), "a number", ">= 0"),
+             "fixed_us": Arg(lambda name, v: inputs.number(name, v, positive=False), "a number", ">= 0")})
+def spec_decode_verify(model: Model, gpu: Gpu, fmt: Format = "bf16", acceptance_rate: float = 0.7,
+                       draft_length: int = 3, draft_cost: float = 0.05, batch: int = 1, context: int = 4096,
+                       kv_dtype: Format = "bf16", expert_fmt: Format | None = None, fixed_us: float = 0.0) -> str:
+    """Worked example: speculative speed-up with the verification step's real cost, dense or MoE.
+
+    Expected tokens per round `E = (1 − a^(γ+1)) / (1 − a)`; verification cost `v` = roofline time of a
+    step with `batch` × (γ + 1) query tokens over that of a plain step with `batch` tokens (weights
+    touched, KV read once per sequence, one GPU), each plus `fixed_us` of per-step overhead (launches, host
+    work; the same for both steps); speed-up `E / (γ·c + v)`, against the textbook `v = 1`.
+    For MoE, the expert bytes grow with the tokens in the step: `E × (1 − (1 − k/E)^tokens)` experts.
+    """
+    m, g, f, fe, kv, ctx, a, gam = model, gpu, fmt, expert_fmt, kv_dtype, context, acceptance_rate, draft_length
+    if not 0 <= a <= 1:
+        raise MacroInputError(f"acceptance_rate must be between 0 and 1, got {a!r}")
+    e_tok = F.expected_tokens_per_step(a, gam)
+    fixed = fixed_us * 1e-6
+    plain = _step_time(m, g, f, fe, kv, batch, 1, ctx) + fixed
+    verify = _step_time(m, g, f, fe, kv, batch, gam + 1, ctx) + fixed
+    v = verify / plain
+    s_text = O.speedup_with_verify_cost(e_tok, gam, draft_cost, 1.0)
+    s_real = O.speedup_with_verify_cost(e_tok, gam, draft_cost, v)
+    ex = Example(f"speculative decoding on {m.name} ({f.name}), {g.name}, batch {batch}, "
+                 f"γ = {gam}, acceptance {_n(a)}")
+    ex.formula("E = (1 − a^(γ+1)) / (1 − a) tokens per round; speed-up = E / (γ × c + v)")
+    ex.formula("v = step time with batch × (γ + 1) tokens / step time with batch tokens")
+    ex.input("acceptance a / draft length γ / draft cost c", f"{_n(a)} / {gam} / {_n(draft_cost)}",
+             "assumption: measure a on your traffic")
+    ex.input("model / weight format", f"{m.name} / {f.name}", f"{_mlink(m)}, {_flink(f)}")
+    ex.input("memory bandwidth", U.fmt_bandwidth(g.memory_bandwidth_bytes_per_s), _glink(g))
+    ex.input("batch / context", f"{batch} / {_i(ctx)}", GIVEN)
+    ex.input("fixed overhead per step", U.fmt_seconds(fixed) if fixed else "none", "assumption"
+             if fixed else GIVEN)
+    ex.step(f"E = (1 − {_n(a)}^{gam + 1}) / (1 − {_n(a)}) = {_n(e_tok)} tokens per round")
+    if m.is_moe:
+        mo = m.moe
+        t1 = F.expected_experts_touched(mo.num_experts, mo.experts_per_token, batch)
+        tv = F.expected_experts_touched(mo.num_experts, mo.experts_per_token, batch * (gam + 1))
+        ex.step(f"experts read per MoE layer: {_n(t1)} for {batch} token(s), {_n(tv)} for "
+                f"{batch * (gam + 1)} tokens")
+    ex.step(f"plain step {U.fmt_seconds(plain)}, verification step {U.fmt_seconds(verify)}"
+            + (f" (each with {U.fmt_seconds(fixed)} fixed)" if fixed else "") + f": v = {_n(v)}")
+    ex.step(f"speed-up with v = 1 (textbook): {_n(e_tok)} / ({gam} × {_n(draft_cost)} + 1) = {_n(s_text)}")
+    ex.step(f"speed-up with v = {_n(v)}: {_n(e_tok)} / ({gam} × {_n(draft_cost)} + {_n(v)}) = {_n(s_real)}")
+    ex.result(f"about {_n(s_real)}× tokens per second per sequence, against {_n(s_text)}× if verifying were free")
+    ex.note("Roofline step times at peak bandwidth; uniform, independent routing; the draft cost is relative "
+            "to a plain target step. Acceptance is workload-dependent: the figure here is an input, not a result.")
+    return ex.render()
+
+
+@macro("inline", example='spec_speedup_at(0.7, 3, 0.05, 4)',
+       args={"acceptance_rate": Arg(lambda name, v: inputs.number(name, v, positive=False), "a number", "0 to 1"),
+             "draft_length": COUNT, "draft_cost": Arg(lambda name, v: inputs.number(name, v, positive=False),
+                                                       "a number", ">= 0"),
+             "verify_cost": _NUMBER})
+def spec_speedup_at(acceptance_rate: float, draft_length: int, draft_cost: float, verify_cost: float) -> str:
+    """Speculative speed-up E / (γ·c + v) for a given verification cost v, e.g. '0.595×'."""
+    if not 0 <= acceptance_rate <= 1:
+        raise MacroInputError(f"acceptance_rate must be between 0 and 1, got {acceptance_rate!r}")
+    e_tok = F.expected_tokens_per_step(acceptance_rate, draft_length)
+    return f"{_n(O.speedup_with_verify_cost(e_tok, draft_length, draft_cost, verify_cost))}×"
