@@ -5,6 +5,7 @@ graphs, and the throughput-versus-concurrency roofline drawn as an inline SVG
 from __future__ import annotations
 
 import math
+import re
 
 from .. import formulas as F
 from .. import units as U
@@ -133,7 +134,7 @@ def _nice_max(v: float) -> float:
     return math.ceil(round(v / exp, 9)) * exp
 
 
-def _svg(points, title: str, desc: str, kv_limit: int, ceiling: float | None) -> str:
+def _svg(points, title: str, desc: str, kv_limit: int, ceiling: float | None, uid: str) -> str:
     pw, ph = _W - _L - _R, _H - _T - _B
     xmax = max(p.batch for p in points)
     lx = math.log2(xmax) or 1.0
@@ -145,9 +146,9 @@ def _svg(points, title: str, desc: str, kv_limit: int, ceiling: float | None) ->
     def y(v: float) -> float:
         return _T + ph * (1 - v / ymax)
 
-    out = [f'<svg class="bench-curve" viewBox="0 0 {_W} {_H}" role="img" aria-labelledby="bc-t bc-d" '
+    out = [f'<svg class="bench-curve" viewBox="0 0 {_W} {_H}" role="img" aria-labelledby="{uid}-t {uid}-d" '
            f'xmlns="http://www.w3.org/2000/svg" style="max-width:100%;height:auto;font-size:12px">',
-           f'<title id="bc-t">{title}</title><desc id="bc-d">{desc}</desc>',
+           f'<title id="{uid}-t">{title}</title><desc id="{uid}-d">{desc}</desc>',
            '<g fill="none" stroke="currentColor" stroke-opacity="0.55">'
            f'<path d="M{_L},{_T} V{_T + ph} H{_L + pw}"/></g>']
     ticks = []
@@ -232,7 +233,8 @@ def throughput_curve(model: Model, gpu: Gpu, fmt: Format = "bf16", context: int 
             "| ---: | ---: | ---: | ---: | ---: |"]
     rows += [f"| {_i(p.batch)} | {U.fmt_seconds(p.memory_s)} | {U.fmt_seconds(p.compute_s)} | "
              f"{U.fmt_rate(p.tokens_per_s)} | {U.fmt_rate(p.tokens_per_s / p.batch)} |" for p in pts]
-    ex.table(_svg(pts, title, desc, kv_limit, ceiling) + "\n\n" + "\n".join(rows))
+    uid = re.sub(r"[^a-z0-9]+", "-", f"bc-{m.key}-{g.key}-{f.key}-{kv.key}-{ctx}-{top}")
+    ex.table(_svg(pts, title, desc, kv_limit, ceiling, uid) + "\n\n" + "\n".join(rows))
     ex.result(f"the bound rises from {U.fmt_rate(first.tokens_per_s)} at one sequence to "
               f"{U.fmt_rate(last.tokens_per_s)} at {_i(last.batch)}; "
               + ("the step turns compute-bound before the KV cache fills"
