@@ -7,6 +7,7 @@ One module per topic, mirroring :mod:`macros.formulas`:
 - :mod:`.budget`     the GPU memory budget and the "what fits" table
 - :mod:`.parallel`   tensor and expert parallelism
 - :mod:`.speed`      decode bound, prefill time, arithmetic intensity, roofline
+- :mod:`.overhead`   kernel-launch share of a decode step, the throughput-vs-concurrency figure
 - :mod:`.capacity`   Little's law, replicas, HPA, cost
 - :mod:`.serving`    dynamic batching, model instances
 - :mod:`.specdec`    speculative decoding
@@ -49,6 +50,8 @@ from . import kubernetes  # noqa: F401
 from . import longctx  # noqa: F401
 from . import lookups  # noqa: F401
 from . import monitoring  # noqa: F401
+from . import overhead  # noqa: F401
+from . import scaleout  # noqa: F401
 from . import reference  # noqa: F401
 from . import numbers  # noqa: F401
 from . import figures  # noqa: F401
