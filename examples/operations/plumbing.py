@@ -72,7 +72,9 @@ def effective(dep: Deployment) -> dict:
     # Generation config: loaded from the model for "auto" AND "vllm" (eos ids), from the folder otherwise.
     gen_dir = d if dep.generation_config in ("auto", "vllm") else Path(dep.generation_config)
     gen_path = gen_dir / "generation_config.json"
-    gen = _read_json(gen_path) if gen_path.exists() else {}
+    # Without the file, vLLM 0.11 (transformers_utils/config.py try_get_generation_config) builds one from
+    # config.json (GenerationConfig.from_model_config): its eos_token_id and any sampling keys it holds.
+    gen = _read_json(gen_path) if gen_path.exists() else _read_json(d / "config.json")
     sampling_src = {} if dep.generation_config == "vllm" else dict(gen)
     sampling_src.update(dep.override_generation_config)
     sampling = {k: sampling_src[k] for k in SAMPLING_KEYS if sampling_src.get(k) is not None}

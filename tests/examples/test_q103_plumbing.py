@@ -46,6 +46,14 @@ def test_missing_generation_config_loses_end_of_turn_stop_and_sampling_defaults(
                      "4 sampling defaults": "{'temperature': 0.6, 'top_p': 0.9} vs {}"}
 
 
+def test_missing_generation_config_falls_back_to_config_json(tmp_path: Path) -> None:
+    d = _copy(tmp_path, drop="generation_config.json")
+    cfg = (d / "config.json").read_text(encoding="utf-8")
+    (d / "config.json").write_text(cfg.replace('"eos_token_id": 2', '"eos_token_id": [2, 7]'), encoding="utf-8")
+    # The end-of-turn id 7 now comes from config.json; only the sampling defaults are lost.
+    assert {f.check for f in diff(REF, Deployment(d))} == {"4 sampling defaults"}
+
+
 def test_generation_config_vllm_keeps_stop_ids_but_drops_sampling_defaults() -> None:
     found = {f.check for f in diff(REF, Deployment(MODEL, generation_config="vllm"))}
     assert found == {"4 sampling defaults"}
