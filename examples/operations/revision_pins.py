@@ -56,6 +56,11 @@ def _is_local(ref: str) -> bool:
 
 
 # --8<-- [start:check-pins]
+def _moving(ref: str, rev: object) -> bool:
+    """A Hub reference whose revision is not a full commit hash (local paths are the staging's business)."""
+    return bool(ref) and not _is_local(ref) and not (isinstance(rev, str) and COMMIT.match(rev))
+
+
 def check_pins(manifest: Path) -> list[Finding]:
     """Every reference in the manifest's vLLM containers that a restart could resolve differently."""
     out = []
@@ -66,30 +71,24 @@ def check_pins(manifest: Path) -> list[Finding]:
             argv = [str(x) for x in c.get("command", []) + c.get("args", [])]
             if "serve" not in argv and not any(x.startswith("--model") for x in argv):
                 continue                                   # not a vLLM server container
-            image = c.get("image", "")
-            if "@sha256:" not in image:
-                out.append(Finding(where, f"image {image!r} is not pinned by digest"))
+            if "@sha256:" not in c.get("image", ""):
+                out.append(Finding(where, f"image {c.get('image')!r} is not pinned by digest"))
             a = parse_vllm_args(argv)
-            model = str(a.get("model", ""))
-            rev = a.get("revision")
-            if not _is_local(model) and not (isinstance(rev, str) and COMMIT.match(rev)):
-                out.append(Finding(where, f"model {model!r} revision {rev!r} is not a commit hash"))
-            tok = a.get("tokenizer")
-            tok_rev = a.get("tokenizer_revision", rev)     # vLLM 0.11: tokenizer_revision defaults to revision
-            if isinstance(tok, str) and tok != model and not _is_local(tok) \
-                    and not (isinstance(tok_rev, str) and COMMIT.match(tok_rev)):
-                out.append(Finding(where, f"tokenizer {tok!r} revision {tok_rev!r} is not a commit hash"))
-            code_rev = a.get("code_revision")
-            if code_rev is not None and not (isinstance(code_rev, str) and COMMIT.match(code_rev)):
-                out.append(Finding(where, f"code revision {code_rev!r} is not a commit hash"))
+            model, rev = str(a.get("model", "")), a.get("revision")
+            tok, tok_rev = a.get("tokenizer"), a.get("tokenizer_revision", rev)   # vLLM 0.11 default
+            refs = [("model", model, rev)]
+            if isinstance(tok, str) and tok != model:
+                refs.append(("tokenizer", tok, tok_rev))
             if "speculative_config" in a:
                 try:
                     draft = json.loads(str(a["speculative_config"]))
                 except json.JSONDecodeError as e:
                     raise ValueError(f"{where}: --speculative-config is not valid JSON ({e.msg})") from None
-                d_model, d_rev = str(draft.get("model", "")), draft.get("revision")
-                if d_model and not _is_local(d_model) and not (isinstance(d_rev, str) and COMMIT.match(d_rev)):
-                    out.append(Finding(where, f"draft model {d_model!r} revision {d_rev!r} is not a commit hash"))
+                refs.append(("draft model", str(draft.get("model", "")), draft.get("revision")))
+            out += [Finding(where, f"{kind} {ref!r} revision {r!r} is not a commit hash")
+                    for kind, ref, r in refs if _moving(ref, r)]
+            if "code_revision" in a and _moving(model, a["code_revision"]):
+                out.append(Finding(where, f"code revision {a['code_revision']!r} is not a commit hash"))
             env = {e.get("name"): str(e.get("value", "")) for e in c.get("env", [])}
             if env.get("HF_HUB_OFFLINE", "").upper() not in TRUE:
                 out.append(Finding(where, "HF_HUB_OFFLINE is not set: a restart can reach the Hub"))
