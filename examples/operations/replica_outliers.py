@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from statistics import median
 
-LATENCY = "tpot_s"               # vllm:time_per_output_token_seconds, mean over the window
+LATENCY = "tpot_s"               # vllm:inter_token_latency_seconds, mean over the window
 WORKLOAD = {
     "prompt_tokens": "mean prompt length (vllm:request_prompt_tokens)",
     "running": "mean running requests (vllm:num_requests_running)",
