@@ -20,6 +20,7 @@ from . import buildtime, weight
 from .buildtime import ROOT, median
 
 TARGET_RATIO = 1.15
+RUNS = 3  # Lighthouse runs per page; the median (by performance) is reported
 LIGHTHOUSE_TARGETS = {"performance": 95, "accessibility": 100, "best-practices": 100, "seo": 100}
 
 misses: list[str] = []
@@ -257,10 +258,14 @@ def bench_lighthouse(tmp: Path) -> None:
             big = max(qs, key=lambda q: sizes[q.src])
             for q in (qs[0], big) if big is not qs[0] else (qs[0], qs[-1]):
                 targets.append((f"Q{q.id}", q.src[:-3] + "/"))
+        if (ROOT / "docs" / "practice.md").exists():
+            targets.append(("practice", "practice/"))
         header = " ".join(f"{c[:13]:>14}" for c in lighthouse.CATEGORIES)
         print(f"{'page':<58} {header}")
         for label, path in targets:
-            res = lighthouse.run(binary, server.url + path, reports / f"{label}.json")
+            # Scores vary between runs on a shared machine: report the run with the median performance.
+            runs = [lighthouse.run(binary, server.url + path, reports / f"{label}-{i}.json") for i in range(RUNS)]
+            res = sorted(runs, key=lambda r: r["scores"]["performance"])[len(runs) // 2]
             s = res["scores"]
             print(f"{(label + ' /' + path):<58} " + " ".join(f"{s[c]:>14}" for c in lighthouse.CATEGORIES))
             m = res["metrics"]

@@ -103,14 +103,27 @@ def question_nav(config: dict, docs_dir: Path) -> list:
     return build_nav(load_site(docs_dir), nav[:i], nav[i + 1:])
 
 
-def _plain(config: dict, docs: Path) -> dict:
-    """``config`` as plain Material: no macros plugin, no hooks, no theme overrides; the same Markdown
-    extensions, search and tags plugins, CSS/JS and the same (written-out) navigation."""
+def _plain_theme(dest: Path) -> Path:
+    """A theme folder with nothing of the site's in it: each page template the site's pages name in
+    their front matter (``template: practice.html``) only extends Material's own ``main.html``."""
+    theme = dest / "plain-theme"
+    theme.mkdir(parents=True, exist_ok=True)
+    for template in sorted((ROOT / "overrides").glob("*.html")):
+        if template.name not in ("main.html", "404.html"):
+            (theme / template.name).write_text('{% extends "main.html" %}\n', encoding="utf-8")
+    return theme
+
+
+def _plain(config: dict, docs: Path, dest: Path) -> dict:
+    """``config`` as plain Material: no macros plugin, no hooks, no theme overrides (page templates
+    become bare extensions of Material's own); the same Markdown extensions, search and tags plugins,
+    CSS/JS and the same (written-out) navigation."""
     config = dict(config)
     config["nav"] = question_nav(config, ROOT / config.get("docs_dir", "docs"))
     config["docs_dir"] = str(docs)
     config.pop("hooks", None)
-    config["theme"] = {k: v for k, v in config["theme"].items() if k != "custom_dir"}
+    config["theme"] = dict({k: v for k, v in config["theme"].items() if k != "custom_dir"},
+                           custom_dir=str(_plain_theme(dest)))
     config["plugins"] = {k: v for k, v in config["plugins"].items() if k not in ("macros", "offline")}
     # Built without --strict: without the macros, raw pages show their macro calls as text and miss
     # the links those would render. The work done is the same either way.
@@ -127,7 +140,7 @@ def _write(config: dict, path: Path) -> Path:
 def write_plain_config(dest: Path) -> Path:
     """Plain Material over the raw sources: macro calls stay as text, no generated sections."""
     config = load_config()
-    return _write(_plain(config, ROOT / config.get("docs_dir", "docs")), dest / "mkdocs-plain-raw.yml")
+    return _write(_plain(config, ROOT / config.get("docs_dir", "docs"), dest), dest / "mkdocs-plain-raw.yml")
 
 
 DUMP_HOOK = r"""
@@ -169,7 +182,7 @@ def write_expanded_plain_config(dest: Path) -> Path:
                     env={"MSIB_DUMP_DIR": str(expanded), "PYTHONPATH": str(ROOT)})
     if not run.ok:
         raise RuntimeError("build that writes the expanded Markdown failed:\n" + run.output[-3000:])
-    return _write(_plain(config, expanded), dest / "mkdocs-plain-expanded.yml")
+    return _write(_plain(config, expanded, dest), dest / "mkdocs-plain-expanded.yml")
 
 
 # --- synthetic copies ------------------------------------------------------------------------------

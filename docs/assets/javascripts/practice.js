@@ -91,7 +91,7 @@
     var ids = Object.keys(state.questions);
     var due = gradable.filter(function (q) { return P.isDue(state, q.id); }).length;
     box.appendChild(el("p", { id: "msib-progress-summary", text: ids.length + " questions practised, " + due + " due for review today, " + state.ticked.length + " ticked on the checklists." }));
-    var file = el("input", { type: "file", accept: "application/json,.json", id: "msib-import-file", "class": "msib-sr-only" });
+    var file = el("input", { type: "file", accept: "application/json,.json", id: "msib-import-file", "class": "msib-sr-only", tabindex: "-1", "aria-hidden": "true" });
     file.addEventListener("change", function () {
       var f = file.files && file.files[0];
       if (!f) return;
@@ -113,8 +113,8 @@
     box.appendChild(el("p", {}, [
       el("button", { type: "button", "class": "md-button", id: "msib-export", onclick: function () { download(P.exportText(P.load()), "msib-progress-" + P.today() + ".json"); say("Progress exported."); }, text: "Export progress" }),
       " ", file,
-      el("label", { "for": "msib-import-file", "class": "md-button", tabindex: "0", role: "button", id: "msib-import",
-        onkeydown: function (e) { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); file.click(); } } }, ["Import progress"])]));
+      el("button", { type: "button", "class": "md-button", id: "msib-import", onclick: function () { file.click(); },
+        text: "Import progress" })]));
     box.appendChild(el("p", { "class": "msib-note", text: "Progress lives only in this browser. Importing replaces it with the file's contents: export first to keep a copy." }));
     return box;
   }
