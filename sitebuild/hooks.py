@@ -139,7 +139,7 @@ def on_files(files, config):
     except ValueError as exc:
         raise PluginError(f"flash-card deck: {exc}") from None
     try:
-        bundles = lcbundle.bundle_files()
+        bundles = lcbundle.bundle_files(site.questions)  # only for live-coding pages in this site
     except (ValueError, OSError, SyntaxError) as exc:
         raise PluginError(f"live-coding practice bundles: {exc}") from None
     for rel, content in {**generated, **bundles}.items():

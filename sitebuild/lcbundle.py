@@ -99,6 +99,6 @@ def zip_bytes(qid: int) -> bytes:
     return buf.getvalue()
 
 
-def bundle_files() -> dict[str, bytes]:
-    """{path under the site dir: zip} for every live-coding question."""
-    return {bundle_name(qid): zip_bytes(qid) for qid in sorted(MODULES)}
+def bundle_files(qids=None) -> dict[str, bytes]:
+    """{path under the site dir: zip} for the live-coding questions among ``qids`` (default: all)."""
+    return {bundle_name(qid): zip_bytes(qid) for qid in sorted(MODULES) if qids is None or qid in qids}
