@@ -13,7 +13,7 @@ from pathlib import Path
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 
-from sitebuild import deck
+from sitebuild import deck, lcbundle
 from sitebuild.contract import SOURCES_HEADING, collapse_mistakes, insert_key_points, split_sources
 from sitebuild.nav import build_nav
 from sitebuild.practice import page_extract, practice_scripts
@@ -138,9 +138,13 @@ def on_files(files, config):
                                     deck.build_time())
     except ValueError as exc:
         raise PluginError(f"flash-card deck: {exc}") from None
-    for rel, content in generated.items():
+    try:
+        bundles = lcbundle.bundle_files(site.questions)  # only for live-coding pages in this site
+    except (ValueError, OSError, SyntaxError) as exc:
+        raise PluginError(f"live-coding practice bundles: {exc}") from None
+    for rel, content in {**generated, **bundles}.items():
         if files.get_file_from_path(rel) is not None:
-            raise PluginError(f"docs/{rel}: reserved for the generated flash-card deck")
+            raise PluginError(f"docs/{rel}: reserved for a generated download (flash-card deck or live-coding bundle)")
         files.append(File.generated(config, rel, content=content))
     return files
 
