@@ -10,32 +10,11 @@ from .. import units as U
 from ..catalog import Format, Gpu, Model
 from ..errors import MacroInputError
 from . import inputs
-from . import blocks
 from .blocks import GIVEN, Example, _bits, _flink, _glink, _i, _mlink, _n
 from .registry import Arg, macro
 
 _MATRIX = Arg(lambda _name, v: [list(r) for r in v], "matrix", "list of rows of numbers")
 _VECTOR = Arg(lambda _name, v: list(v), "vector", "list of numbers")
-
-
-class _TableExample(Example):
-    """An :class:`Example` with one Markdown table shown between the substitution and the result."""
-
-    def __init__(self, title: str):
-        super().__init__(title)
-        self.table_rows: list[str] = []
-
-    def _body(self, ex: Example) -> str:
-        pre, post = blocks.example_block(self.title, "\0").split("\0")
-        out = ex.render()
-        return out[len(pre):len(out) - len(post)] if out.startswith(pre) and out.endswith(post) else out
-
-    def render(self) -> str:
-        head, tail = Example(self.title), Example(self.title)
-        head.formulas, head.inputs, head.steps = self.formulas, self.inputs, self.steps
-        tail.results, tail.notes = self.results, self.notes
-        parts = (self._body(head), "\n".join(self.table_rows), self._body(tail))
-        return blocks.example_block(self.title, "\n\n".join(p for p in parts if p.strip()))
 
 
 def _signed_gb(n_bytes: float) -> str:
@@ -79,7 +58,7 @@ def quant_example(rows: list, bits: int = 8) -> str:
     schemes = [(True, False, "symmetric, per tensor"), (True, True, "symmetric, per channel"),
                (False, False, "asymmetric, per tensor"), (False, True, "asymmetric, per channel")]
     results = [(label, F.quantize_rows(rows, bits, sym, pc)) for sym, pc, label in schemes]
-    ex = _TableExample(f"quantizing a {len(rows)} × {len(rows[0])} matrix to INT{bits}, four ways")
+    ex = Example(f"quantizing a {len(rows)} × {len(rows[0])} matrix to INT{bits}, four ways")
     qmax_s, qmax_a = 2 ** (bits - 1) - 1, 2 ** bits - 1
     ex.formula(f"symmetric: scale = max|x| / {qmax_s}, zero point 0, q = clamp(round(x / scale), −{qmax_s}, {qmax_s})")
     ex.formula(f"asymmetric: scale = (max − min) / {qmax_a}, zero point z = round(−min / scale), "
@@ -94,7 +73,7 @@ def quant_example(rows: list, bits: int = 8) -> str:
         for i, r in enumerate(qz.rows):
             table.append(f"| {label if i == 0 else ''} | {i} | {_g(r.scale)} | {r.zero_point} | {_ints(r.q)} | "
                          f"{_row(r.dequantized)} | {_err(r.max_abs_error, r.scale)} | {_db(qz.row_sqnr_db(i))} |")
-    ex.table_rows = table
+    ex.table("\n".join(table))
     best = max(results, key=lambda t: t[1].sqnr_db)
     worst = min(results, key=lambda t: t[1].sqnr_db)
     ex.result("whole-matrix SQNR: " + "; ".join(f"{label} {_db(q.sqnr_db)}" for label, q in results))
@@ -129,12 +108,12 @@ def float_format_table() -> str:
                     f"{_pow2(lim.max_finite)} | {_pow2(lim.min_normal)} | {_pow2(lim.min_subnormal)} | "
                     f"{_pow2(lim.epsilon)} | {'yes' if lim.has_infinity else 'no'} | {lim.nan_encodings} | "
                     f"{f.source} |")
-    ex = _TableExample("number formats from their exponent and mantissa widths")
+    ex = Example("number formats from their exponent and mantissa widths")
     ex.formula("bias B = 2^(e−1) − 1; smallest normal = 2^(1−B); smallest subnormal = 2^(1−B−m); epsilon = 2^−m")
     ex.formula("largest finite: (2 − 2^−m) × 2^(2^e − 2 − B) if the top exponent is reserved (IEEE); "
                "(2 − 2^(1−m)) × 2^(2^e − 1 − B) if only S.1111.111 is NaN (E4M3); "
                "(2 − 2^−m) × 2^(2^e − 1 − B) if nothing is reserved (E2M1)")
-    ex.table_rows = rows
+    ex.table("\n".join(rows))
     e4 = F.float_limits(F.float_format("fp8-e4m3"))
     e5 = F.float_limits(F.float_format("fp8-e5m2"))
     ex.result(f"E4M3 trades range for precision: largest {_n(e4.max_finite)} and epsilon {_g(e4.epsilon)}, "
@@ -161,9 +140,9 @@ def tensor_rate_table(gpus: list | None = None) -> str:
         r8 = f"{_n(round(g.fp8_dense_flops / bf, 2))}×" if g.fp8_dense_flops else "n/a"
         ri = f"{_n(round(g.int8_dense_ops / bf, 2))}×" if g.int8_dense_ops else "n/a"
         rows.append(f"| {_glink(g)} | {U.fmt_flops(bf)} | {fp8} | {i8} | {r8} | {ri} | 1× |")
-    ex = _TableExample("dense tensor-core rates by precision, per GPU")
+    ex = Example("dense tensor-core rates by precision, per GPU")
     ex.formula("compute-bound speed-up ≤ (rate at the low precision) / (BF16 rate)")
-    ex.table_rows = rows
+    ex.table("\n".join(rows))
     ratios = [r / g.bf16_dense_flops for g in gs for r in (g.fp8_dense_flops, g.int8_dense_ops) if r]
     no_fp8 = [g.name for g in gs if not g.fp8_dense_flops]
     if ratios:
@@ -198,7 +177,7 @@ def quant_decode_speedup(model: Model, gpu: Gpu, fmts: list, batch: int = 1, con
     kv = kv_seq * batch
     base = F.dense_weight_bytes_read(m, bf16, bf16, batch)
     bw = g.memory_bandwidth_bytes_per_s
-    ex = _TableExample(f"decode speed-up bound of {m.name} on {g.name}, batch {batch} at {_i(context)} tokens")
+    ex = Example(f"decode speed-up bound of {m.name} on {g.name}, batch {batch} at {_i(context)} tokens")
     ex.formula("step time = (weight bytes read + batch × KV bytes per sequence) / bandwidth")
     ex.formula("speed-up bound = (W_bf16 + KV) / (W_quant + KV)")
     ex.input("memory bandwidth", U.fmt_bandwidth(bw), _glink(g))
@@ -214,7 +193,7 @@ def quant_decode_speedup(model: Model, gpu: Gpu, fmts: list, batch: int = 1, con
         table.append(f"| {_flink(f)} | {_bits(f.bits_per_weight)} | {U.fmt_gb(w)} | {U.fmt_seconds(step)} | "
                      f"{U.fmt_rate(1 / step)} | {_n(round(F.decode_speedup_bound(base, w, kv), 2))}× |")
     ex.step(f"KV read per step: {batch} × {U.fmt_bytes(kv_seq)} = {U.fmt_bytes(kv)}")
-    ex.table_rows = table
+    ex.table("\n".join(table))
     ex.result(f"the bound approaches the weight-byte ratio only while KV ({U.fmt_bytes(kv)} per step here) is "
               "small next to the weights")
     ex.note("An upper bound for bandwidth-bound decode: kernels reach a fraction of peak bandwidth, and "
@@ -239,7 +218,7 @@ def bitwidth_fit(model: Model, fmts: list, memory_gib: float, context: int = 819
     kv_seq = F.kv_bytes_per_sequence(m, context, kv_dtype)
     need = kv_seq * batch
     bf16 = inputs.fmt("bf16")
-    ex = _TableExample(f"{m.name} on a card with {_n(memory_gib)} GiB, {batch} × {_i(context)} tokens "
+    ex = Example(f"{m.name} on a card with {_n(memory_gib)} GiB, {batch} × {_i(context)} tokens "
                        f"of {kv_dtype.key} KV")
     ex.formula("KV budget = memory × gpu_util − weights − activations − reserve")
     ex.formula("KV needed = batch × 2 × layers × kv_heads × head_dim × bytes × context")
@@ -262,7 +241,7 @@ def bitwidth_fit(model: Model, fmts: list, memory_gib: float, context: int = 819
         mark = ("**yes, widest that fits**" if chosen is f else "yes") if r.fits else "no"
         table.append(f"| {_flink(f)} | {_bits(f.bits_per_weight)} | {U.fmt_gb(w)} | {_signed_gb(r.kv_budget)} | "
                      f"{_signed_gb(r.headroom)} | {mark} |")
-    ex.table_rows = table
+    ex.table("\n".join(table))
     if chosen is None:
         ex.result("no listed format fits: shorten the context, lower the concurrency or quantize the KV cache")
     else:
@@ -284,7 +263,7 @@ def smoothquant_example(act_absmax: list, weight_absmax: list, alpha: float = 0.
         sm = F.smoothquant(act_absmax, weight_absmax, alpha)
     except ValueError as exc:
         raise MacroInputError(f"smoothquant_example: {exc}") from None
-    ex = _TableExample(f"SmoothQuant on {len(sm.factors)} channels, α = {_g(alpha)}")
+    ex = Example(f"SmoothQuant on {len(sm.factors)} channels, α = {_g(alpha)}")
     ex.formula("s_j = max|X_j|^α / max|W_j|^(1−α); X̂_j = X_j / s_j; Ŵ_j = s_j × W_j (product unchanged)")
     ex.input("activation max per input channel, max\\|X_j\\|", _row(sm.act_absmax), "given (calibration)")
     ex.input("weight max per input channel, max\\|W_j\\|", _row(sm.weight_absmax), "given")
@@ -294,7 +273,7 @@ def smoothquant_example(act_absmax: list, weight_absmax: list, alpha: float = 0.
     for j in range(len(sm.factors)):
         table.append(f"| {j} | {_g(sm.act_absmax[j])} | {_g(sm.weight_absmax[j])} | {_g(sm.factors[j])} | "
                      f"{_g(sm.act_after[j])} | {_g(sm.weight_after[j])} |")
-    ex.table_rows = table
+    ex.table("\n".join(table))
     sp = F.Smoothing.spread
     ex.result(f"activation channel spread (largest ÷ smallest max): {_g(sp(sm.act_absmax))} before, "
               f"{_g(sp(sm.act_after))} after")
@@ -337,7 +316,7 @@ def quant_sqnr_table(values: list, bits: list) -> str:
     Largest absolute error and SQNR per bit-width, showing about 6 dB per bit and where the
     error of plain post-training rounding becomes large.
     """
-    ex = _TableExample(f"round-to-nearest error of {len(values)} values at {len(bits)} bit-widths")
+    ex = Example(f"round-to-nearest error of {len(values)} values at {len(bits)} bit-widths")
     ex.formula("scale = max|x| / (2^(b−1) − 1); q = round(x / scale); SQNR = 10 log10(Σx² / Σ(x − x̂)²)")
     ex.input("values", _row(values), GIVEN)
     rows = ["| Bits | Scale | Integers | Max abs error | SQNR |", "| --- | --- | --- | --- | --- |"]
@@ -347,7 +326,7 @@ def quant_sqnr_table(values: list, bits: list) -> str:
         r = q.rows[0]
         results.append((b, q.sqnr_db))
         rows.append(f"| {b} | {_g(r.scale)} | {_ints(r.q)} | {_err(r.max_abs_error, r.scale)} | {_db(q.sqnr_db)} |")
-    ex.table_rows = rows
+    ex.table("\n".join(rows))
     (b_hi, s_hi), (b_lo, s_lo) = results[0], results[-1]
     if b_hi != b_lo:
         ex.result(f"from {b_hi} to {b_lo} bits the SQNR falls by {s_hi - s_lo:.1f} dB, about "

@@ -8,8 +8,7 @@ from .. import units as U
 from ..catalog import Format, Gpu, Model
 from ..errors import MacroInputError
 from . import inputs
-from .blocks import GIVEN, _bits, _flink, _glink, _i, _mlink, _n
-from .quant import _TableExample
+from .blocks import GIVEN, Example, _bits, _flink, _glink, _i, _mlink, _n
 from .registry import macro
 
 
@@ -33,7 +32,7 @@ def sparse_24_example(model: Model, gpu: Gpu, fmt: Format = "bf16", batch: int =
     kv = F.kv_bytes_per_sequence(m, context, bf16) * batch
     bound = F.decode_speedup_bound(dense_w, sparse_w, kv)
     peak, label = inputs.peak_flops(g, f)
-    ex = _TableExample(f"2:4 sparsity on the linear layers of {m.name} ({f.name}) on {g.name}")
+    ex = Example(f"2:4 sparsity on the linear layers of {m.name} ({f.name}) on {g.name}")
     ex.formula("bits per weight (2:4) = (2 × element bits + 2 × 2-bit index) / 4")
     ex.formula("decode speed-up bound = (W_dense + KV) / (W_sparse + KV); compute ceiling = sparse rate / dense rate")
     ex.input("model", m.name, _mlink(m))
@@ -43,12 +42,12 @@ def sparse_24_example(model: Model, gpu: Gpu, fmt: Format = "bf16", batch: int =
     unit = (lambda x: U.fmt_flops(x).replace("TFLOPS", "TOPS")) if f.key == "int8" else U.fmt_flops
     ex.input(f"peak ({label})", unit(peak), _glink(g))
     ex.step(f"2:4 storage: (2 × {_bits(f.bits_per_weight)} + 2 × 2) / 4 = {_bits(sbits)} bits per weight")
-    ex.table_rows = [
+    ex.table("\n".join([
         "| Linear layers | Bits per weight | Weight bytes read per step | KV read per step | Decode bound vs dense |",
         "| --- | --- | --- | --- | --- |",
         f"| dense {f.key} | {_bits(f.bits_per_weight)} | {U.fmt_gb(dense_w)} | {U.fmt_bytes(kv)} | 1× |",
         f"| 2:4 sparse {f.key} | {_bits(sbits)} | {U.fmt_gb(sparse_w)} | {U.fmt_bytes(kv)} | {_n(round(bound, 2))}× |",
-    ]
+    ]))
     ex.result(f"bandwidth-bound decode: at most {_n(round(bound, 2))}× from the fewer bytes "
               f"(the limit, with no KV, is {_n(round(f.bits_per_weight / sbits, 2))}× on the linear layers)")
     ex.result(f"compute-bound GEMMs: at most 2× ({unit(2 * peak)} sparse vs {unit(peak)} dense)")
