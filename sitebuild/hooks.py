@@ -13,7 +13,7 @@ from pathlib import Path
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 
-from sitebuild import deck, lcbundle
+from sitebuild import deck, lcbundle, searchindex
 from sitebuild.contract import SOURCES_HEADING, collapse_mistakes, insert_key_points, split_sources
 from sitebuild.nav import build_nav
 from sitebuild.practice import page_extract, practice_scripts
@@ -114,6 +114,13 @@ def _add_meta_line(html, q, page, files):
 
 def on_post_build(config):
     site, files = _state["site"], _state.get("files")
+    # Runs after the search plugin has written its index (hooks follow the plugins) and before the
+    # offline plugin inlines it (priority -100).
+    searchindex.rewrite(Path(config.site_dir), {
+        files.get_file_from_path(q.src).url: {
+            "title": f"{q.label} · {q.title}", "qid": searchindex.question_ids(q.id),
+            "keys": searchindex.question_keys(q.title, q.description, q.key_points)}
+        for q in site.questions.values()})
     if files.get_file_from_path(PRACTICE_PAGE) is not None:
         for rel, text in practice_scripts(site, _state["extracts"], _state["urls"]).items():
             out = Path(config.site_dir) / rel
@@ -154,3 +161,7 @@ def on_env(env, config, files):
     if _state["problems"]:
         raise PluginError("page contract violated:\n  " + "\n  ".join(_state["problems"]))
     return env
+
+
+def on_post_page(output, page, config):
+    return searchindex.collapse_whitespace(output)

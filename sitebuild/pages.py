@@ -56,7 +56,8 @@ def site_macros(docs_dir: str, current_src: Callable[[], str]) -> dict[str, Call
         for sec in part.sections:
             qs = s.section_questions(sec)
             out.append(f"## [{sec.label}](/{sec.path}/index.md)\n")
-            out.append(f"{len(qs)} questions.\n")
+            n = len(qs)
+            out.append(f"{n} question{'s' if n != 1 else ''}.\n" if n else "_None written yet._\n")
             out.extend(f"- [{q.label} · {q.title}]({q.link})" for q in qs)
             out.append("")
         return "\n".join(out)

@@ -16,6 +16,8 @@ TOP_RESULT = {
     "PagedAttention": 77,
     "TensorRT": 14,
     "HPA": 45,
+    "Q75": 75,
+    "paged attention": 77,
 }
 
 
