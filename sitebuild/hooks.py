@@ -8,6 +8,7 @@ MkDocs loads it by path; its imports resolve because the project is installed (`
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
@@ -41,6 +42,9 @@ def on_config(config):
         site = load_site(config.docs_dir)
     except SiteError as exc:
         raise PluginError(str(exc)) from None
+    repo = (config.extra or {}).get("repository") or ""
+    if repo and not re.fullmatch(r"https://[^\s\"'<>]+", repo):
+        raise PluginError(f"mkdocs.yml: extra.repository (REPO_URL) must be an https:// address, got {repo!r}")
     _state["site"] = site
     _state["problems"] = []
     _state["extracts"], _state["urls"] = {}, {}
@@ -89,7 +93,7 @@ def on_page_content(html, page, config, files):
         for problem in check_question_html(html):
             _state["problems"].append(f"docs/{q.src}: {problem}")
         html = add_copy_link_buttons(html, short_link_url(config.site_url, q.id), _link_icon())
-        html = _add_meta_line(html, q, page, files)
+        html = _add_meta_line(html, q, page, files, config)
         _state["extracts"][q.id] = page_extract(html)
         _state["urls"][q.id] = page.url
     return html
@@ -98,7 +102,21 @@ def on_page_content(html, page, config, files):
 PRACTICE_PAGE = "practice.md"
 
 
-def _add_meta_line(html, q, page, files):
+def report_link(page, q, config) -> str:
+    """' · Report a mistake', a new issue on the repository named by REPO_URL (extra.repository), with
+    the question and the page's address filled in; nothing when no repository is configured."""
+    from html import escape
+    from urllib.parse import urlencode
+    repo = (config.get("extra") or {}).get("repository") or ""
+    if not repo:
+        return ""
+    address = config.site_url.rstrip("/") + "/" + page.url
+    query = urlencode({"title": f"{q.label}: ", "body": f"Page: {address}\n\nWhat is wrong, and the source that shows it:\n"})
+    href = escape(f"{repo.rstrip('/')}/issues/new?{query}")
+    return f' · <a class="msib-report" href="{href}" rel="nofollow">Report a mistake</a>'
+
+
+def _add_meta_line(html, q, page, files, config):
     """Under the heading: id, module or theme, difficulty, this browser's review state, 'practice this'."""
     from mkdocs.utils import get_relative_url
     practice = files.get_file_from_path(PRACTICE_PAGE)
@@ -106,8 +124,13 @@ def _add_meta_line(html, q, page, files):
     if practice is not None:
         href = get_relative_url(practice.url, page.url)
         link = f' · <a href="{href}#q={q.id}">Practice this</a>'
-    line = (f'<p class="msib-meta">{q.label} · {q.section.label} · {q.difficulty}'
-            f'<span class="msib-review" data-qid="{q.id}"></span>{link}</p>')
+    verified = ""
+    if q.verified is not None:
+        verified = (f' · <span class="msib-verified">verified <time datetime="{q.verified.isoformat()}">'
+                    f'{q.verified.day} {q.verified:%b %Y}</time></span>')
+    report = report_link(page, q, config)
+    line = (f'<p class="msib-meta" data-search-exclude>{q.label} · {q.section.label} · {q.difficulty}{verified}'
+            f'<span class="msib-review" data-qid="{q.id}"></span>{link}{report}</p>')
     end = html.find("</h1>")
     return html if end < 0 else html[: end + 5] + line + html[end + 5:]
 

@@ -9,6 +9,8 @@ A question page is any Markdown file under ``docs/<part dir>/<section dir>/`` ot
 
 from __future__ import annotations
 
+import datetime
+
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +27,8 @@ TAGS_FILE = HERE / "tags.yml"
 
 DESCRIPTION_MAX = 160
 TAGS_MIN, TAGS_MAX = 2, 5
-REQUIRED_FIELDS = ("id", "title", "description", "difficulty", "tags", "related", "key_points")
+REQUIRED_FIELDS = ("id", "title", "description", "difficulty", "tags", "related", "key_points", "verified")
+FIRST_VERIFIED = datetime.date(2025, 1, 1)  # no page of this bank was checked before this date
 # Front-matter keys a question page may carry besides the required ones and its section field.
 OPTIONAL_FIELDS = {"nav_title", "search", "hide", "render_macros"}
 
@@ -90,6 +93,7 @@ class Question:
     src: str  # path relative to docs/, with forward slashes
     nav_title: str | None = None
     key_points: tuple[str, ...] = ()
+    verified: datetime.date | None = None  # when a second reader last checked the page against its sources
 
     @property
     def label(self) -> str:
@@ -308,7 +312,14 @@ def _validate(rel, meta, parts, tags, difficulties, problems) -> Question | None
         for what in key_points_problems(points):
             bad("key_points", what)
 
+    verified = meta.get("verified")
+    if verified is not None and verified != "":
+        if not isinstance(verified, datetime.date) or isinstance(verified, datetime.datetime):
+            bad("verified", f"must be a date written YYYY-MM-DD, got {verified!r}")
+        elif not FIRST_VERIFIED <= verified <= datetime.date.today():
+            bad("verified", f"{verified} is not between {FIRST_VERIFIED} and today")
+
     if len(problems) > before:
         return None
     return Question(qid, title.strip(), desc.strip(), diff, tuple(page_tags), tuple(related),
-                    section, rel, nav_title, tuple(p.strip() for p in points or ()))
+                    section, rel, nav_title, tuple(p.strip() for p in points or ()), verified)

@@ -18,13 +18,14 @@ CHROMIUM = "/usr/bin/chromium"
 SOURCE_DATE_EPOCH = "1767225600"
 
 
-def build(site_root: Path, out: Path, *, offline: bool = False,
-          site_url: str | None = None) -> subprocess.CompletedProcess:
+def build(site_root: Path, out: Path, *, offline: bool = False, site_url: str | None = None,
+          extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """`mkdocs build --strict` of the site at ``site_root`` into ``out``; returns the finished process."""
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1", DISABLE_MKDOCS_2_WARNING="true",
                SOURCE_DATE_EPOCH=SOURCE_DATE_EPOCH)
     if site_url:
         env["SITE_URL"] = site_url
+    env.update(extra_env or {})
     config = "mkdocs-offline.yml" if offline else "mkdocs.yml"
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "-f", config, "--strict", "--site-dir", str(out)],

@@ -7,6 +7,8 @@ page with error text in it.
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
 import yaml
 
@@ -52,7 +54,7 @@ KEY_POINTS = ["The first checkable point.", "The second checkable point.", "The 
 def page(qid: int, body: str = BODY, drop: tuple[str, ...] = (), **fields) -> str:
     meta = {"id": qid, "title": f"Question {qid}?", "description": "A test page.", "module": 1,
             "difficulty": "foundational", "tags": ["fundamentals", "latency"], "related": [],
-            "key_points": KEY_POINTS}
+            "key_points": KEY_POINTS, "verified": datetime.date(2026, 11, 30)}
     meta.update(fields)
     for name in drop:
         meta.pop(name)
@@ -90,6 +92,11 @@ CASES = {
                              ["docs/" + BAD, "'Second follow-up?' has no id"]),
     "empty follow-up answer": (page(2, body=BODY.replace("Second answer.", "")),
                                ["docs/" + BAD, "'Second follow-up?' has an empty answer"]),
+    "missing verified date": (page(2, drop=("verified",)), ["docs/" + BAD, "verified", "required field is missing"]),
+    "verified not a date": (page(2, verified="last week"),
+                            ["docs/" + BAD, "verified", "must be a date written YYYY-MM-DD, got 'last week'"]),
+    "verified in the future": (page(2, verified=datetime.date(2999, 1, 1)),
+                               ["docs/" + BAD, "verified", "2999-01-01 is not between 2025-01-01 and today"]),
     "missing key points": (page(2, drop=("key_points",)), ["docs/" + BAD, "key_points", "required field is missing"]),
     "too few key points": (page(2, key_points=KEY_POINTS[:2]),
                            ["docs/" + BAD, "key_points", "2 key points; a question carries 3 to 6"]),

@@ -172,3 +172,6 @@ def test_question_header_shows_id_section_and_level(built_site, registry):
         assert meta is not None, q.src
         words = meta.get_text(" ", strip=True)
         assert words.startswith(f"{q.label} · {q.section.label} · {q.difficulty}"), (q.src, words)
+        when = meta.select_one(".msib-verified time")
+        assert when is not None and when["datetime"] == q.verified.isoformat(), q.src
+        assert f"verified {q.verified.day} {q.verified:%b %Y}" in words

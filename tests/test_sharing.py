@@ -162,3 +162,34 @@ def test_public_address_is_copied_and_previewed(tmp_path):
         assert tags["description"] == "A test page." and tags["twitter:title"] == "Question 1?"
         page_url = "https://bank.example.org/serving/" + GOOD[:-3] + "/"
         assert tags["og:url"] == page_url and short.find("link", rel="canonical")["href"] == page_url
+
+
+def test_report_a_mistake_opens_an_issue_on_the_configured_repository(tmp_path):
+    """With REPO_URL set, each question offers "Report a mistake": a new issue on that repository with
+    the question's id in the title and the page's public address in the body. A repository address
+    that is not https:// fails the build with a message naming the setting."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from test_bad_input import GOOD, page
+    site = make_fixture_site(tmp_path / "src", {GOOD: page(1)})
+    out = tmp_path / "out"
+    proc = build(site, out, site_url="https://bank.example.org/", extra_env={"REPO_URL": "https://github.com/o/bank"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc = BeautifulSoup((out / GOOD[:-3] / "index.html").read_text(encoding="utf-8"), "html.parser")
+    link = doc.select_one("article p.msib-meta a.msib-report")
+    assert link is not None and link.get_text() == "Report a mistake"
+    url = urlsplit(link["href"])
+    assert (url.scheme, url.netloc, url.path) == ("https", "github.com", "/o/bank/issues/new")
+    fields = parse_qs(url.query)
+    assert fields["title"] == ["Q1: "]
+    assert "https://bank.example.org/" + GOOD[:-3] + "/" in fields["body"][0]
+
+    bad = build(site, tmp_path / "bad", extra_env={"REPO_URL": "javascript:alert(1)"})
+    assert bad.returncode != 0
+    assert "extra.repository (REPO_URL) must be an https:// address" in bad.stdout + bad.stderr
+
+
+def test_without_a_repository_there_is_no_report_link(built_site, registry):
+    q = next(iter(registry.questions.values()))
+    html = page_html_path(built_site, q.src).read_text(encoding="utf-8")
+    assert "msib-meta" in html and "msib-report" not in html

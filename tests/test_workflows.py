@@ -94,6 +94,7 @@ def test_deploy_runs_only_after_the_tests_and_publishes_site_and_offline_bundle(
     assert {"actions/configure-pages", "actions/upload-pages-artifact", "actions/upload-artifact"} <= set(build_uses)
     build_step = next(s for s in steps(jobs["build"]) if "SITE_URL" in s.get("env", {}))
     assert build_step["env"]["SITE_URL"] == "${{ vars.SITE_URL || steps.pages.outputs.base_url }}"
+    assert build_step["env"]["REPO_URL"] == "${{ github.server_url }}/${{ github.repository }}"
     assert "./scripts/build-offline" in build_step["run"] and "mkdocs build --strict" in build_step["run"]
     assert [s.get("uses", "").split("@")[0] for s in steps(jobs["deploy"])] == ["actions/deploy-pages"]
     assert jobs["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}
