@@ -129,8 +129,10 @@ def _add_meta_line(html, q, page, files, config):
         verified = (f' · <span class="msib-verified">verified <time datetime="{q.verified.isoformat()}">'
                     f'{q.verified.day} {q.verified:%b %Y}</time></span>')
     report = report_link(page, q, config)
+    # The review state (filled in by site.js from this browser's progress) has a line of its own,
+    # reserved before the script runs, so filling it in never moves the page (layout shift).
     line = (f'<p class="msib-meta" data-search-exclude>{q.label} · {q.section.label} · {q.difficulty}{verified}'
-            f'<span class="msib-review" data-qid="{q.id}"></span>{link}{report}</p>')
+            f'{link}{report}<span class="msib-review" data-qid="{q.id}"></span></p>')
     end = html.find("</h1>")
     return html if end < 0 else html[: end + 5] + line + html[end + 5:]
 

@@ -282,7 +282,7 @@ def test_corrupt_storage_shows_a_message_and_a_reset(where, ctx, registry):
     pg.evaluate(f"localStorage.setItem({KEY!r}, {json.dumps(damaged)})")
     q = gradable(registry)[0]
     pg.goto(url(q.src))
-    assert "saved progress is damaged" in pg.inner_text(".msib-meta")
+    assert "Saved progress is damaged" in pg.inner_text(".msib-meta")
     pg.goto(url("guide/knowledge-map.md"))
     pg.locator("li.task-list-item input").first.click(force=True)
     assert pg.evaluate(f"localStorage.getItem({KEY!r})") == damaged, "damaged data must not be overwritten"

@@ -146,7 +146,7 @@
   /* Question pages: the one-line review state under the title. */
   function showReviewState(state) {
     document.querySelectorAll(".msib-review[data-qid]").forEach(function (el) {
-      el.textContent = status.corrupt ? " · saved progress is damaged (see Practice)" : " · " + describe(state, el.getAttribute("data-qid"));
+      el.textContent = status.corrupt ? "Saved progress is damaged (see Practice)" : "Your progress: " + describe(state, el.getAttribute("data-qid"));
     });
   }
 
