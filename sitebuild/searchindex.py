@@ -108,9 +108,11 @@ def question_keys(title: str, description: str, key_points: tuple[str, ...]) -> 
 
 
 def question_ids(qid: int) -> str:
-    """The ``qid`` field: "Q7 7". Material appends a wildcard to every query term, so "Q7" also matches
-    Q70-Q79; a shorter id repeats more often (term frequency), so the exact id ranks first."""
-    return " ".join([f"Q{qid}", str(qid)] * (4 - len(str(qid))))
+    """The ``qid`` field: "Q7 7_id", repeated. Material appends a wildcard to every query term, so "Q7"
+    also matches Q70-Q79: a shorter id repeats more often (term frequency), so the exact id ranks
+    first. The bare number carries a suffix that no page text holds ("7" is in many texts, which would
+    make it a common, low-weight term); "7" still finds "7_id" by its prefix."""
+    return " ".join([f"Q{qid}", f"{qid}_id"] * (4 - len(str(qid))))
 
 
 def compact_index(index: dict, questions: dict[str, dict]) -> dict:
