@@ -24,6 +24,8 @@ from pathlib import Path
 
 import yaml
 
+from examples.operations.plumbing import _read_json as _json
+
 PERMISSIVE = {"apache-2.0", "mit", "bsd-2-clause", "bsd-3-clause"}
 PICKLE_SUFFIXES = {".bin", ".pt", ".pth", ".ckpt", ".pkl"}
 MAX_HEADER = 100_000_000   # safetensors refuses headers above 100 MB
@@ -37,16 +39,6 @@ class Finding:
 
     def __str__(self) -> str:
         return f"[{self.severity}] {self.check}: {self.detail}"
-
-
-def _json(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{path}: not valid JSON ({e.msg}, line {e.lineno})") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a JSON object at the top level")
-    return data
 
 
 def card_metadata(model_dir: Path) -> dict:
