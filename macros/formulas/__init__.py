@@ -20,6 +20,8 @@ Modules by topic:
 - :mod:`.drift`     drift statistics: PSI and the two-sample KS statistic
 - :mod:`.kubernetes` probe timings from a load time, requests and limits with headroom, CFS quota
 - :mod:`.longctx`   one very long sequence: prefill MLP activation, chunks, total footprint
+- :mod:`.batchsim`  static against continuous batching of a fixed set of requests, step by step
+- :mod:`.blocktable` paged-KV block tables with a shared prefix block and partly filled tails
 
 Every function documents its formula, units and assumptions, and raises ValueError on negative or
 nonsensical input. Nothing here formats numbers or imports MkDocs.
@@ -44,3 +46,5 @@ from .speed import *  # noqa: F401,F403
 from .kubernetes import *  # noqa: F401,F403
 from .transfer import *  # noqa: F401,F403
 from .vision import *  # noqa: F401,F403
+from .batchsim import *  # noqa: F401,F403
+from .blocktable import *  # noqa: F401,F403

@@ -13,6 +13,7 @@ from ..catalog import ApiPrice, Gpu
 from ..errors import MacroInputError
 from . import inputs
 from .blocks import GIVEN, Example, _bits, _esc, _n, catalog_link
+from .figures import figure_id
 from .registry import _POSITIVE, COUNT, macro
 
 from .costplan import _MONTH_S, _price_src  # noqa: F401
@@ -81,7 +82,7 @@ def cost_curve_svg(gpu: Gpu, api: ApiPrice, n_gpus: int = 1, tokens_per_s: float
         desc = (f"Self-hosted cost per million tokens never falls below the API's {U.fmt_usd(blended)}: one "
                 f"replica full to capacity still costs {U.fmt_usd(r / c * 1e6)} per million. "
                 f"Prices as of {inputs.cat().prices.as_of}.")
-    slug = f"cost-curve-{gpu.key}-{api.key}-{n_gpus}".replace(".", "-")
+    slug = figure_id("cost-curve", gpu.key, api.key, n_gpus, tokens_per_s, utilization, input_share, max_replicas)
     out = [f'<svg class="cost-curve" viewBox="0 0 {_W} {_H}" width="{_W}" height="{_H}" '
            f'style="max-width: 100%; height: auto" role="img" aria-labelledby="{slug}-t {slug}-d" '
            f'xmlns="http://www.w3.org/2000/svg" font-size="12" fill="currentColor" '

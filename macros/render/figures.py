@@ -8,6 +8,7 @@ inside the markup: Markdown passes the block through as raw HTML.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 
@@ -15,7 +16,7 @@ from .. import formulas as F
 from .. import units as U
 from ..catalog import Gpu, Model
 from ..errors import MacroInputError
-from .blocks import _i, _k, anchor_id
+from .blocks import _i, _k
 from .numbers import gpu_figures
 from .registry import ARGS, macro
 
@@ -65,6 +66,13 @@ def roofline_data(model: Model, gpu: Gpu, batch: int, tokens: int) -> Roofline:
     return Roofline(gpu, model, g.ridge_bf16, g.bf16, g.fp8, g.bandwidth, tuple(pts))
 
 
+def figure_id(kind: str, *inputs: object) -> str:
+    """HTML id prefix of one figure: its kind and a digest of every input that changes the drawing, so two
+    figures on one page (or the same kind drawn twice with different inputs) never share an id."""
+    digest = hashlib.sha1(repr(inputs).encode()).hexdigest()[:8]
+    return f"fig-{kind}-{digest}"
+
+
 def x_of(intensity: float) -> float:
     lo, hi = X_LOG
     return LEFT + (math.log10(intensity) - lo) / (hi - lo) * (W - LEFT - RIGHT)
@@ -112,7 +120,7 @@ def roofline_svg(gpu: Gpu, model: Model = "llama-3.1-8b", batch: int = 64, token
     `batch` and prefill of `tokens`. Ridge and peaks are the numbers-to-know table's (`gpu_figures`).
     """
     r = roofline_data(model, gpu, batch, tokens)
-    fid = f"fig-roofline-{anchor_id('gpu', gpu.key)}"
+    fid = figure_id("roofline", gpu.key, model.key, batch, tokens)
     pts = "; ".join(f"{p.label}: {p.intensity:,.0f} FLOP/byte, at most {U.fmt_flops(p.attainable)}"
                     for p in r.points)
     title = f"Roofline of the {gpu.name}, with decode and prefill of {model.name}"
