@@ -124,16 +124,17 @@ def concurrency_plan(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int =
         if not 0 < u <= 1:
             raise MacroInputError(f"every gpu_memory_utilization must be in (0, 1], got {u}")
     ex = Example(f"concurrency of {m.name} ({f.name}) on {n} × {g.name} at {_i(ctx)} tokens, TPOT {_n(tpot_ms)} ms")
-    ex.formula("sequences = floor(KV budget / KV bytes per sequence); KV budget as in memory_budget")
+    ex.formula("sequences that fit = floor(KV budget / KV bytes per sequence); KV budget as in memory_budget")
     ex.formula("TPOT limit = largest batch with step(batch) ≤ target; --max-num-seqs = min(sequences, TPOT limit)")
     ex.input("GPU", f"{_gib(g.memory_bytes)}, {U.fmt_bandwidth(g.memory_bandwidth_bytes_per_s)}", _glink(g))
     ex.input("model; weights; KV dtype", f"{m.name}; {f.name}; {kv.name}", f"{_mlink(m)}, {_flink(f)}")
-    ex.input("context per sequence (prompt + output)", f"{_i(ctx)} tokens", GIVEN)
+    ex.input("KV tokens held per active sequence", f"{_i(ctx)} tokens", "given: prompt + output so far, on average")
     ex.input("TPOT target / bandwidth share reached", f"{_n(tpot_ms)} ms / {_bits(bw_efficiency)}",
              "given / assumption: measure it")
+    ex.input("activations / runtime reserve per GPU", "2 GiB / 1 GiB", "assumption, as in memory_budget")
     step = _step_time(m, g, f, fe, kv, n, ctx, bw_efficiency)
     limit = F.tpot_batch_limit(step, tpot_ms / 1000, 8192)
-    rows = ["| `--gpu-memory-utilization` | KV budget per GPU | KV tokens | Sequences at context | "
+    rows = ["| `--gpu-memory-utilization` | KV budget per GPU | KV tokens | Sequences that fit | "
             "`--max-num-seqs` to set |", "| ---: | ---: | ---: | ---: | ---: |"]
     for u in utils:
         _, shard, budget = _budget(m, g, f, kv, n, u, 2.0, 1.0, fe)
