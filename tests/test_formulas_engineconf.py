@@ -112,3 +112,17 @@ def test_format_plan_and_concurrency_plan_render():
     assert "TPOT limit" in cp
     with pytest.raises(MacroInputError):
         MACROS["concurrency_plan"]("llama-3.1-8b", "h100-sxm", utils=[1.5])
+
+
+def test_concurrency_plan_tpot_limit_by_hand():
+    # Llama-3.1-8B BF16 on one H100 (3.35 TB/s), 2,048 tokens held per sequence, 15 ms TPOT at 0.7 of peak
+    # bandwidth. By hand: a step may read 0.015 x 3.35e12 x 0.7 = 35.175 GB. Weights read per step = 8.03e9
+    # parameters x 2 bytes less the untied input-embedding table (128,256 x 4,096 x 2 bytes, only looked up);
+    # KV per sequence = 2,048 x 131,072 bytes (32 layers x 8 KV heads x 128 x 2 x 2 bytes). Compute is far
+    # from binding at this batch, so limit = floor((35.175e9 - weights) / KV).
+    from macros.formulas import weight_bytes
+    weights = weight_bytes(L8, BF16) - 128_256 * 4096 * 2
+    assert weights == pytest.approx(15.0e9, rel=0.01)
+    by_hand = int((0.015 * 3.35e12 * 0.7 - weights) // (2048 * 131_072))
+    out = MACROS["concurrency_plan"]("llama-3.1-8b", "h100-sxm", context="2K", tpot_ms=15, utils=[0.9])
+    assert f"TPOT limit: {by_hand} sequences" in out
