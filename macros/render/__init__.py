@@ -23,6 +23,7 @@ One module per topic, mirroring :mod:`macros.formulas`:
 - :mod:`.figures`    generated SVG figures (roofline, paged-KV block table)
 - :mod:`.diagrams`   generated diagrams: paged-KV block tables, tensor-parallel all-reduces per layer
 - :mod:`.batchfig`   static against continuous batching over time (worked example and chart)
+- :mod:`.engineconf` start-up memory ledger, concurrency from the memory fraction, GPUs per format
 
 Shared parts: :mod:`.registry` (the ``@macro`` decorator, argument conversion by parameter name,
 ``MACROS``), :mod:`.inputs` (catalog lookups and value checks), :mod:`.blocks` (links, the
@@ -61,6 +62,7 @@ from . import costplan  # noqa: F401
 from . import costchart  # noqa: F401
 from . import diagrams  # noqa: F401
 from . import batchfig  # noqa: F401
+from . import engineconf  # noqa: F401
 from .blocks import anchor_id, catalog_href, catalog_link, example_block
 from .registry import MACROS, REGISTRY, macro
 
