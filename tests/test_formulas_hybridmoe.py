@@ -238,3 +238,15 @@ def test_node_fit_example_agrees_with_the_formulas():
     assert seqs > 0 and f"{seqs:,} concurrent sequences of 131,072 tokens" in html
     # the same weights on eight B200s leave no room at all
     assert "does not fit" in node_fit("kimi-k3", "b200", n_gpus=8, fmt="bf16", expert_fmt="mxfp4")
+
+
+def test_measured_vs_bound_reports_the_share_of_the_decode_bound():
+    from macros.errors import MacroInputError
+    from macros.render.nodefit import measured_vs_bound
+    from macros.render.speed import _decode
+    bound = _decode(K3, CAT.gpu("b300"), CAT.format("bf16"), CAT.format("mxfp4"), CAT.format("bf16"), 8, 1, 8192)[0]
+    out = measured_vs_bound("kimi-k3", "b300", tpot_ms=8.51, fmt="bf16", expert_fmt="mxfp4", n_gpus=8, context="8K")
+    share = (1000 / 8.51) / bound.tokens_per_s_per_sequence
+    assert out.startswith("8.51 ms per token") and f"{share * 100:.1f}% of the bound" in out
+    with pytest.raises(MacroInputError, match="tpot_ms"):
+        measured_vs_bound("kimi-k3", "b300", tpot_ms=0, n_gpus=8)

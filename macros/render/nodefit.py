@@ -79,3 +79,19 @@ def node_fit(model: Model, gpu: Gpu, n_gpus: int = 8, fmt: Format = "bf16", expe
             "vLLM replicates (MLA down-projections, router, norms, latent-MoE projections). vLLM measures "
             "activations with a profiling pass; the allowances here are illustrative.")
     return ex.render()
+
+
+@macro("inline", example='measured_vs_bound("kimi-k3", "b300", tpot_ms=8.51, fmt="bf16", expert_fmt="mxfp4", '
+                         'n_gpus=8, context="8K")')
+def measured_vs_bound(model: Model, gpu: Gpu, tpot_ms: float, fmt: Format = "bf16", n_gpus: int = 1,
+                      context: int = 8192, kv_dtype: Format = "bf16", expert_fmt: Format | None = None) -> str:
+    """A measured batch-1 time per output token against the decode bound, e.g. '8.51 ms per token
+    (117.5 tokens/s), 57.7% of the bound'. The measurement is an input from a cited benchmark."""
+    from .speed import _decode
+
+    if not isinstance(tpot_ms, (int, float)) or isinstance(tpot_ms, bool) or tpot_ms <= 0:
+        raise MacroInputError(f"measured_vs_bound: tpot_ms must be a positive number of milliseconds, got {tpot_ms!r}")
+    bound = _decode(model, gpu, fmt, expert_fmt, kv_dtype, n_gpus, 1, context)[0]
+    measured = 1000 / tpot_ms
+    return (f"{_bits(tpot_ms)} ms per token ({U.fmt_rate(measured)}), "
+            f"{U.fmt_pct(measured / bound.tokens_per_s_per_sequence)} of the bound")
