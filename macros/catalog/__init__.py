@@ -20,7 +20,7 @@ Usage::
 from __future__ import annotations
 
 from .load import CATALOG_FILES, clear_cache, load_catalog
-from .records import (ApiPrice, Catalog, CatalogError, Format, Gpu, GpuPrice, LinearAttention, Mla, Model, Moe,
+from .records import (ApiPrice, Catalog, CatalogError, Format, Gpu, GpuPrice, Kda, LinearAttention, Mla, Model, Moe,
                       Prices, SlidingWindow, UnknownKeyError)
 from .yamlio import CATALOG_DIR
 
@@ -31,6 +31,7 @@ __all__ = [
     "Mla",
     "SlidingWindow",
     "LinearAttention",
+    "Kda",
     "Model",
     "Gpu",
     "Format",

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from . import schema as S
-from .records import (ApiPrice, Catalog, CatalogError, Format, Gpu, GpuPrice, LinearAttention, Mla, Model, Moe,
+from .records import (ApiPrice, Catalog, CatalogError, Format, Gpu, GpuPrice, Kda, LinearAttention, Mla, Model, Moe,
                       Prices, SlidingWindow)
 from .rules import Where, check_model, check_references
 from .yamlio import CATALOG_DIR, display, read_yaml
@@ -57,6 +57,8 @@ _BLOCKS = {"moe": Moe, "mla": Mla, "sliding_window": SlidingWindow, "linear_atte
 def _model(ctx: Where, entry: dict) -> Model:
     known, extra = S.split_free_form(S.ModelEntry, entry)
     vals = S.validate(S.ModelEntry, known, str(ctx)).model_dump()
+    if vals["linear_attention"] is not None and vals["linear_attention"]["kda"] is not None:
+        vals["linear_attention"]["kda"] = Kda(**vals["linear_attention"]["kda"])
     for name, cls in _BLOCKS.items():
         vals[name] = cls(**vals[name]) if vals[name] is not None else None
     vals["notes"] = vals["notes"] or ""

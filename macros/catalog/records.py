@@ -40,6 +40,8 @@ class Moe:
     num_shared_experts: int     # always-on shared experts per MoE layer (0 if none)
     moe_intermediate_size: int  # each expert's MLP width
     first_dense_layers: int     # leading layers that use a dense MLP instead of experts
+    routed_expert_hidden_size: int | None = None  # latent MoE: routed experts' input/output width
+    latent_moe_use_norm: bool = False             # latent MoE: an RMSNorm on the latent output
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,7 @@ class Mla:
     qk_rope_head_dim: int
     qk_nope_head_dim: int
     v_head_dim: int
+    output_gate: bool = False   # sigmoid gate hidden -> heads * v_head_dim before o_proj
 
 
 @dataclass(frozen=True)
@@ -63,11 +66,21 @@ class SlidingWindow:
 
 
 @dataclass(frozen=True)
+class Kda:
+    """Kimi Delta Attention layer shapes (config ``linear_attn_config``), full-rank output gate."""
+
+    num_heads: int
+    head_dim: int
+    short_conv_kernel_size: int
+
+
+@dataclass(frozen=True)
 class LinearAttention:
     """Layers that keep a constant-size state per sequence instead of a growing KV cache."""
 
     num_linear_layers: int
     state_bytes_per_layer: float
+    kda: Kda | None = None  # projection shapes when known (exact parameter count); None: approximate
 
 
 @dataclass(frozen=True)

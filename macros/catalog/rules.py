@@ -55,6 +55,11 @@ def check_model(ctx: Where, m: Model) -> None:
             raise ctx.err("moe.first_dense_layers", f"{m.moe.first_dense_layers} exceeds num_hidden_layers {L}")
         if m.moe.first_dense_layers > 0 and m.intermediate_size is None:
             raise ctx.err("intermediate_size", "needed: the model has dense layers (moe.first_dense_layers > 0)")
+        if m.moe.latent_moe_use_norm and m.moe.routed_expert_hidden_size is None:
+            raise ctx.err("moe.latent_moe_use_norm", "needs moe.routed_expert_hidden_size (a latent MoE)")
+        if m.moe.routed_expert_hidden_size is not None and m.moe.routed_expert_hidden_size >= m.hidden_size:
+            raise ctx.err("moe.routed_expert_hidden_size", f"{m.moe.routed_expert_hidden_size} must be smaller "
+                                                           f"than hidden_size {m.hidden_size} (a latent width)")
     elif m.intermediate_size is None:
         raise ctx.err("intermediate_size", "required for dense models")
     sliding = m.sliding_window.num_sliding_layers if m.sliding_window else 0

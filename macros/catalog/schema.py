@@ -46,6 +46,11 @@ class MoeBlock(_Schema):
     num_shared_experts: NonNeg
     moe_intermediate_size: Pos
     first_dense_layers: NonNeg
+    # latent MoE (config routed_expert_hidden_size): routed experts run at this width, between a
+    # hidden -> latent down-projection and a latent -> hidden up-projection; shared experts stay at
+    # hidden_size. Absent: experts run at hidden_size.
+    routed_expert_hidden_size: Optional[Pos] = None
+    latent_moe_use_norm: bool = False
 
 
 class MlaBlock(_Schema):
@@ -54,6 +59,8 @@ class MlaBlock(_Schema):
     qk_rope_head_dim: Pos
     qk_nope_head_dim: Pos
     v_head_dim: Pos
+    # config mla_use_output_gate: a sigmoid gate hidden -> heads * v_head_dim before o_proj
+    output_gate: bool = False
 
 
 class SlidingWindowBlock(_Schema):
@@ -62,9 +69,17 @@ class SlidingWindowBlock(_Schema):
     pattern: str
 
 
+class KdaBlock(_Schema):
+    """Kimi Delta Attention projection shapes (config linear_attn_config), for an exact count."""
+    num_heads: Pos
+    head_dim: Pos
+    short_conv_kernel_size: Pos
+
+
 class LinearAttentionBlock(_Schema):
     num_linear_layers: Pos
     state_bytes_per_layer: PosNum
+    kda: Optional[KdaBlock] = None
 
 
 class ModelEntry(_Schema):

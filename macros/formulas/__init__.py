@@ -23,6 +23,7 @@ Modules by topic:
 - :mod:`.batchsim`  static against continuous batching of a fixed set of requests, step by step
 - :mod:`.blocktable` paged-KV block tables with a shared prefix block and partly filled tails
 - :mod:`.engineconf` engine start-up memory ledger, TPOT-bounded batch, smallest TP per format
+- :mod:`.hybridmoe` Kimi Delta Attention layers and state, latent-MoE projections, MLA output gates
 
 Every function documents its formula, units and assumptions, and raises ValueError on negative or
 nonsensical input. Nothing here formats numbers or imports MkDocs.
@@ -50,3 +51,4 @@ from .vision import *  # noqa: F401,F403
 from .batchsim import *  # noqa: F401,F403
 from .blocktable import *  # noqa: F401,F403
 from .engineconf import *  # noqa: F401,F403
+from .hybridmoe import *  # noqa: F401,F403

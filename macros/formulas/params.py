@@ -29,6 +29,15 @@ DeepSeek's router score-correction bias, and multi-token-prediction (MTP) module
 exclude from the stated totals. Layers listed under ``linear_attention`` are counted with the same
 attention shape as the other layers, which is only an approximation (their projections differ): the
 breakdown flags this with ``approximate = True``.
+
+Hybrid and latent-MoE extensions (optional catalog fields; shapes in :mod:`.hybridmoe`): when
+``linear_attention.kda`` gives the Kimi Delta Attention shapes, those layers are counted exactly and
+the other layers with the standard (MLA or GQA) shape; ``mla.output_gate`` adds a
+``hidden x heads*v_head_dim`` gate per MLA layer; ``moe.routed_expert_hidden_size`` (latent MoE)
+makes each routed expert ``3 x latent x moe_intermediate_size`` and adds the ``hidden x latent``
+down- and up-projections (and the latent norm) per MoE layer, while shared experts and the router
+stay at ``hidden``. Kimi K3's attention-residual vectors (four ``hidden``-sized vectors per layer) and
+the router's score-correction bias are below 0.001% and not modelled.
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ import functools
 from dataclasses import dataclass
 
 from . import _checks as chk
+from .hybridmoe import kda_attention_params, latent_moe_projection_params, mla_output_gate_params
 
 __all__ = [
     "ParamBreakdown",
@@ -102,20 +112,36 @@ def mla_attention_params(hidden_size: int, num_heads: int, kv_lora_rank: int, q_
 
 
 def attention_params_per_layer(model) -> int:
-    """Attention parameters of one layer of ``model`` (MLA or MHA/GQA/MQA, by its catalog entry)."""
+    """Attention parameters of one full-attention layer of ``model`` (MLA or MHA/GQA/MQA, by its
+    catalog entry; an MLA output gate included when ``mla.output_gate``)."""
     if model.mla is not None:
         m = model.mla
-        return mla_attention_params(model.hidden_size, model.num_attention_heads, m.kv_lora_rank,
-                                    m.q_lora_rank, m.qk_rope_head_dim, m.qk_nope_head_dim, m.v_head_dim)
+        gate = (mla_output_gate_params(model.hidden_size, model.num_attention_heads, m.v_head_dim)
+                if m.output_gate else 0)
+        return gate + mla_attention_params(model.hidden_size, model.num_attention_heads, m.kv_lora_rank,
+                                           m.q_lora_rank, m.qk_rope_head_dim, m.qk_nope_head_dim, m.v_head_dim)
     return gqa_attention_params(model.hidden_size, model.num_attention_heads, model.num_key_value_heads,
                                 model.head_dim, model.attention_bias)
 
 
+def _attention_params(model) -> int:
+    """All layers' attention: KDA layers at their own shape when the catalog gives it."""
+    la = model.linear_attention
+    if la is not None and la.kda is not None:
+        k = la.kda
+        full = model.num_hidden_layers - la.num_linear_layers
+        kda = kda_attention_params(model.hidden_size, k.num_heads, k.head_dim, k.short_conv_kernel_size)
+        return (attention_params_per_layer(model) * full if full else 0) + kda * la.num_linear_layers
+    return attention_params_per_layer(model) * model.num_hidden_layers
+
+
 def expert_params(model) -> int:
-    """Parameters of one routed (or shared) expert: ``3 x hidden x moe_intermediate_size``."""
+    """Parameters of one routed expert: ``3 x width x moe_intermediate_size``, where width is
+    ``hidden_size``, or ``routed_expert_hidden_size`` for a latent MoE."""
     if model.moe is None:
         raise ValueError(f"{model.key} is a dense model: it has no experts")
-    return gated_mlp_params(model.hidden_size, model.moe.moe_intermediate_size)
+    width = model.moe.routed_expert_hidden_size or model.hidden_size
+    return gated_mlp_params(width, model.moe.moe_intermediate_size)
 
 
 @dataclass(frozen=True)
@@ -134,11 +160,12 @@ class ParamBreakdown:
     params_per_expert: int  # one routed expert's parameters (0 for dense models)
     inactive_experts_per_token: int  # routed experts per MoE layer a token does NOT use
     approximate: bool     # True when linear-attention layers were counted with the standard shape
+    latent_projections: int = 0  # latent MoE: hidden <-> latent projections (+ norms) of all MoE layers
 
     @property
     def total(self) -> int:
         return (self.embedding + self.lm_head + self.attention + self.dense_mlp + self.routed_experts
-                + self.shared_experts + self.router + self.norms)
+                + self.shared_experts + self.router + self.norms + self.latent_projections)
 
     @property
     def active(self) -> int:
@@ -169,7 +196,7 @@ def param_breakdown(model) -> ParamBreakdown:
     layers = model.num_hidden_layers
     embedding = model.vocab_size * h
     lm_head = 0 if model.tie_word_embeddings else model.vocab_size * h
-    attention = attention_params_per_layer(model) * layers
+    attention = _attention_params(model)
     norms = 2 * h * layers + h
     if model.moe is None:
         dense_layers, moe_layers = layers, 0
@@ -178,18 +205,22 @@ def param_breakdown(model) -> ParamBreakdown:
         moe_layers = layers - dense_layers
     dense_mlp = gated_mlp_params(h, model.intermediate_size) * dense_layers if dense_layers else 0
     if model.moe is not None and moe_layers:
+        mo = model.moe
         per_expert = expert_params(model)
-        routed = per_expert * model.moe.num_experts * moe_layers
-        shared = per_expert * model.moe.num_shared_experts * moe_layers
-        router = h * model.moe.num_experts * moe_layers
-        inactive = model.moe.num_experts - model.moe.experts_per_token
+        routed = per_expert * mo.num_experts * moe_layers
+        shared = gated_mlp_params(h, mo.moe_intermediate_size) * mo.num_shared_experts * moe_layers
+        router = h * mo.num_experts * moe_layers
+        inactive = mo.num_experts - mo.experts_per_token
+        latent = (latent_moe_projection_params(h, mo.routed_expert_hidden_size, mo.latent_moe_use_norm)
+                  * moe_layers if mo.routed_expert_hidden_size else 0)
     else:
-        per_expert = routed = shared = router = inactive = 0
+        per_expert = routed = shared = router = inactive = latent = 0
+    la = model.linear_attention
     return ParamBreakdown(
         embedding=embedding, lm_head=lm_head, attention=attention, dense_mlp=dense_mlp,
         routed_experts=routed, shared_experts=shared, router=router, norms=norms,
         moe_layers=moe_layers, params_per_expert=per_expert, inactive_experts_per_token=inactive,
-        approximate=model.linear_attention is not None,
+        approximate=la is not None and la.kda is None, latent_projections=latent,
     )
 
 

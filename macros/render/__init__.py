@@ -63,6 +63,7 @@ from . import costchart  # noqa: F401
 from . import diagrams  # noqa: F401
 from . import batchfig  # noqa: F401
 from . import engineconf  # noqa: F401
+from . import nodefit  # noqa: F401
 from .blocks import anchor_id, catalog_href, catalog_link, example_block
 from .registry import MACROS, REGISTRY, macro
 

@@ -22,7 +22,8 @@ def param_count(model: Model) -> str:
     ex = Example(f"parameters of {m.name} from its config")
     ex.formula("total = embedding + lm_head + layers × attention + dense MLPs + experts + router + norms")
     if m.is_moe:
-        ex.formula("active = total − (num_experts − experts_per_token) × 3 × hidden × moe_intermediate × moe_layers")
+        width = "routed_expert_hidden_size" if m.moe.routed_expert_hidden_size else "hidden"
+        ex.formula(f"active = total − (num_experts − experts_per_token) × 3 × {width} × moe_intermediate × moe_layers")
     src = _mlink(m)
     ex.input("`hidden_size`", _i(m.hidden_size), src)
     ex.input("`num_hidden_layers`", _i(L), src)
@@ -43,9 +44,17 @@ def param_count(model: Model) -> str:
                  f"{mo.num_experts} / {mo.num_shared_experts} / {mo.experts_per_token}", src)
         ex.input("`moe_intermediate_size`; dense layers first",
                  f"{_i(mo.moe_intermediate_size)}; {mo.first_dense_layers}", src)
+        if mo.routed_expert_hidden_size:
+            ex.input("`routed_expert_hidden_size` (latent MoE width)", _i(mo.routed_expert_hidden_size), src)
+    la = m.linear_attention
+    if la is not None and la.kda is not None:
+        ex.input("KDA layers; heads × `head_dim`; conv kernel",
+                 f"{la.num_linear_layers}; {la.kda.num_heads} × {la.kda.head_dim}; "
+                 f"{la.kda.short_conv_kernel_size}", src)
     rows = [("embedding", b.embedding), ("lm_head", b.lm_head), ("attention (all layers)", b.attention),
             ("dense MLPs", b.dense_mlp), ("routed experts", b.routed_experts),
-            ("shared experts", b.shared_experts), ("router", b.router), ("norms", b.norms)]
+            ("shared experts", b.shared_experts), ("router", b.router), ("norms", b.norms),
+            ("latent MoE projections", b.latent_projections)]
     for name, val in rows:
         if val:
             ex.step(f"{name}: {_i(val)}" + (f" ({U.fmt_params(val)})" if val >= 1e6 else ""))

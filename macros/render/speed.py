@@ -22,6 +22,9 @@ def _decode(m: Model, g: Gpu, f: Format, fe: Format | None, kv: Format, n: int, 
                if m.is_moe else None)
     frac = F.kv_fraction_per_gpu(m, n)
     kv_seq = F.kv_bytes_per_sequence(m, ctx, kv) * frac
+    if m.linear_attention is not None and m.linear_attention.kda is not None and not m.sliding_window:
+        # KDA states split by TP while an MLA latent stays whole on every GPU
+        kv_seq = F.hybrid_sequence_bytes_per_gpu(m, ctx, kv, n, block_size=1).total
     shard = F.tp_shard(m, n, f, fe)
     # per GPU: the even share of the bytes read plus the replicated copies (read by every GPU)
     per_gpu = read / n + shard.replicated_extra_bytes
