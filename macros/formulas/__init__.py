@@ -44,3 +44,4 @@ from .speed import *  # noqa: F401,F403
 from .kubernetes import *  # noqa: F401,F403
 from .transfer import *  # noqa: F401,F403
 from .vision import *  # noqa: F401,F403
+from .fleet_routing import *  # noqa: F401,F403
