@@ -173,3 +173,134 @@ def test_table_rows_match_the_formula():
 def test_q135_page_uses_both_worked_examples():
     text = Q135.read_text(encoding="utf-8")
     assert "affinity_hit_rate(" in text and "route_candidates(" in text
+
+
+# --- Q136: ramp headroom and weight distribution -------------------------------------------------------
+
+Q136 = ROOT / "docs" / "fleet-scale" / "routing" / "autoscaling-llm-fleet.md"
+
+
+def test_ramp_headroom_by_hand():
+    # +0.5 requests/s every second for 10 s of detection and 30 s of cold start: +20 requests/s.
+    h = F.ramp_headroom(ramp=0.5, detect_s=10, cold_start_s=30, replica_capacity=4, base_load=20)
+    assert (h.window, h.extra_load, h.spare_replicas) == (40, 20, 5)  # an exact multiple: 5, not 6
+    assert h.max_target == pytest.approx(0.5)  # 20 / (20 + 20)
+    h = F.ramp_headroom(ramp=0.5, detect_s=10, cold_start_s=31, replica_capacity=4, base_load=20)
+    assert h.spare_replicas == 6 and h.max_target == pytest.approx(20 / 40.5)
+    assert F.ramp_headroom(0, 10, 30, 4, 20).spare_replicas == 0
+
+
+def test_weight_distribution_by_hand():
+    # W = 100, node link 10/s, store 20/s, 4 nodes: naive 100 x max(1/10, 4/20) = 20 s;
+    # tree 100/10 + 2 rounds x 10 = 30 s (a fast store beats the tree at small N); chain 10 + 3 x 1/10.
+    d = F.weight_distribution(nodes=4, node_bytes=100, node_bytes_per_s=10, store_bytes_per_s=20, chunk_bytes=1)
+    assert (d.naive, d.tree) == (20, 30) and d.pipelined == pytest.approx(10.3)
+    one = F.weight_distribution(1, 100, 10, 20, 1)
+    assert one.naive == one.tree == one.pipelined == 10
+    # store slower than one link: the first read is store-bound in every scheme
+    slow = F.weight_distribution(3, 100, 10, 5, 1)
+    assert slow.naive == 60 and slow.tree == 20 + 2 * 10 and slow.pipelined == pytest.approx(20 + 2 * 0.1)
+
+
+@pytest.mark.parametrize("kw, msg", [
+    ({"nodes": 0}, "nodes"), ({"node_bytes": math.nan}, "node_bytes"), ({"store_bytes_per_s": math.inf}, "store"),
+    ({"chunk_bytes": 200}, "cannot exceed"), ({"node_bytes_per_s": -1}, "node_bytes_per_s"),
+])
+def test_weight_distribution_rejects_bad_input(kw, msg):
+    args = {"nodes": 4, "node_bytes": 100, "node_bytes_per_s": 10, "store_bytes_per_s": 20, "chunk_bytes": 1, **kw}
+    with pytest.raises(ValueError, match=msg):
+        F.weight_distribution(**args)
+
+
+@pytest.mark.parametrize("kw", [{"replica_capacity": 0}, {"base_load": math.nan}, {"ramp": -1}, {"detect_s": math.inf}])
+def test_ramp_headroom_rejects_bad_input(kw):
+    args = {"ramp": 0.5, "detect_s": 10, "cold_start_s": 30, "replica_capacity": 4, "base_load": 20, **kw}
+    with pytest.raises(ValueError, match=next(iter(kw))):
+        F.ramp_headroom(**args)
+
+
+def test_cold_start_macro_adds_the_stages():
+    from macros.render.inputs import cat
+    html = MACROS["cold_start_headroom"]("llama-3.1-70b", fmt="fp8", provision_s=180, image_gb=8,
+                                         image_unpacked_gb=20, registry_gbit_per_s=10, unpack_gb_per_s=0.5,
+                                         storage_gb_per_s=1, init_s=90, detect_s=60, ramp_per_min=2,
+                                         replica_rps=4, base_rps=20)
+    assert "GB/s = 46.4 s" in html  # 8 GB / 1.25 GB/s + 20 GB / 0.5 GB/s = 6.4 + 40
+    w = F.weight_bytes(cat().model("llama-3.1-70b"), cat().format("fp8"))
+    cold = 180 + 46.4 + w / 1e9 + 90
+    h = F.ramp_headroom(2 / 60, 60, cold, 4, 20)
+    assert f"ceil({h.extra_load:.1f} / 4) = {h.spare_replicas} replicas" in html
+
+
+@pytest.mark.parametrize("call, msg", [
+    (lambda: MACROS["cold_start_headroom"]("llama-3.1-8b", image_gb=30, image_unpacked_gb=20), "compressed size"),
+    (lambda: MACROS["weight_fanout"]("llama-3.1-8b", nodes=[4, 2]), "increasing"),
+    (lambda: MACROS["weight_fanout"]("llama-3.1-8b", nodes=[0, 2]), "nodes"),
+    (lambda: MACROS["weight_fanout"]("llama-3.1-8b", chunk_mb=math.nan), "chunk_mb"),
+])
+def test_scaling_macros_name_bad_input(call, msg):
+    with pytest.raises(MacroInputError, match=msg):
+        call()
+
+
+def test_fanout_figure_points_are_the_formula_values():
+    from macros.render.inputs import cat
+    html = MACROS["weight_fanout"]("llama-3.1-70b", fmt="fp8", node_gbit_per_s=400, store_gb_per_s=10)
+    m = re.search(r'<svg class="fanout".*?</svg>', html, re.S)
+    svg = ET.fromstring(m.group(0))
+    ticks = {float(t.get("data-value")): float(t.get("y")) - 4 for t in svg.iter("text") if t.get("class") == "ytick"}
+    (v0, p0), (v1, p1) = min(ticks.items()), max(ticks.items())
+    w = F.weight_bytes(cat().model("llama-3.1-70b"), cat().format("fp8"))
+    points = [e for e in svg.iter("circle") if "point" in (e.get("class") or "")]
+    assert len(points) == 3 * 9
+    for el in points:
+        d = F.weight_distribution(int(el.get("data-nodes")), w, 400e9 / 8, 10e9, 64e6)
+        want = getattr(d, el.get("class").split()[1])
+        assert float(el.get("data-seconds")) == pytest.approx(want, rel=1e-12)
+        frac = (float(el.get("cy")) - p0) / (p1 - p0)
+        assert 10 ** (math.log10(v0) + frac * (math.log10(v1) - math.log10(v0))) == pytest.approx(want, rel=0.02)
+
+
+def test_q136_page_uses_both_worked_examples():
+    text = Q136.read_text(encoding="utf-8")
+    assert "cold_start_headroom(" in text and "weight_fanout(" in text
+
+
+# --- Q146: multi-node groups in NVLink domains ----------------------------------------------------------
+
+@pytest.mark.parametrize("g, per_group, groups, stranded, down", [
+    (16, 4, 4, 8, 4),    # 18 nodes of 4 GPUs: 4 groups of 4 nodes, 2 nodes idle; 17 nodes still hold 4 groups
+    (32, 8, 2, 8, 2),
+    (36, 9, 2, 0, 1),    # two half-racks; losing a node loses a group
+    (72, 18, 1, 0, 0),
+    (100, 25, 0, 72, 0),  # larger than the domain: never fits
+    (4, 1, 18, 0, 17),
+    (3, 1, 18, 18, 17),  # one 3-GPU replica per 4-GPU node
+])
+def test_pack_groups_in_an_nvl72_rack_by_hand(g, per_group, groups, stranded, down):
+    p = F.pack_groups(domain_nodes=18, gpus_per_node=4, group_gpus=g)
+    assert (p.nodes_per_group, p.groups, p.stranded_gpus, p.groups_one_node_down) == (per_group, groups, stranded, down)
+    assert p.used_gpus + p.stranded_gpus == 72
+    assert p.stranded_exclusive == (72 - g if g <= 72 else 72)  # one group per rack
+
+
+def test_pack_groups_in_an_eight_gpu_node():
+    assert F.pack_groups(1, 8, 4).groups == 2 and F.pack_groups(1, 8, 3).stranded_gpus == 2
+    assert F.pack_groups(1, 8, 16).groups == 0
+
+
+@pytest.mark.parametrize("kw", [{"domain_nodes": 0}, {"gpus_per_node": 2.5}, {"group_gpus": math.nan},
+                                {"group_gpus": -3}])
+def test_pack_groups_rejects_bad_input(kw):
+    args = {"domain_nodes": 18, "gpus_per_node": 4, "group_gpus": 16, **kw}
+    with pytest.raises(ValueError, match=next(iter(kw))):
+        F.pack_groups(**args)
+
+
+def test_nvlink_packing_macro_names_bad_input():
+    with pytest.raises(MacroInputError, match="group_sizes"):
+        MACROS["nvlink_packing"](domain_nodes=18, gpus_per_node=4, group_sizes=[])
+    with pytest.raises(MacroInputError, match="group_sizes"):
+        MACROS["nvlink_packing"](domain_nodes=18, gpus_per_node=4, group_sizes=[0])
+    with pytest.raises(MacroInputError, match="domain_nodes"):
+        MACROS["nvlink_packing"](domain_nodes=0, gpus_per_node=4, group_sizes=[8])

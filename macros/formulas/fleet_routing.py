@@ -1,6 +1,8 @@
-"""Fleet routing: where to send a request among replicas of one model (Q135).
+"""Fleet routing and scaling: where to send a request among replicas of one model (Q135), how much
+headroom and what weight distribution an autoscaled fleet needs (Q136), and how multi-node groups pack
+into NVLink domains (Q146); the last two at the end of the module.
 
-Two models:
+Routing, two models:
 
 - **Estimated TTFT per candidate replica.** A request of ``P`` prompt tokens, ``C_i`` of them already in
   replica ``i``'s prefix cache, waits behind ``Q_i`` prompt tokens queued there, and then prefills the
@@ -28,6 +30,7 @@ from . import _checks as chk
 __all__ = [
     "GAIE_DEFAULT_WEIGHTS", "GAIE_MAX_PREFIX_BLOCKS", "Candidate", "CandidateScore", "candidate_ttft",
     "gaie_default_scores", "cached_full_blocks", "session_hit_rate", "SessionHitRate", "turn_prompt_tokens",
+    "Headroom", "ramp_headroom", "Distribution", "weight_distribution", "DomainPacking", "pack_groups",
 ]
 
 #: Default scheduling profile of the endpoint picker in gateway-api-inference-extension v1.5.0
@@ -169,3 +172,112 @@ def session_hit_rate(turns: int, system_tokens: float, user_tokens: float, outpu
             e += p_same * (1.0 - p_same) ** (m - 1) * c(k - m)
         spread += e
     return SessionHitRate(replicas, aff / total, spread / total, total, aff, spread)
+
+
+# --- autoscaling a fleet (Q136): headroom for the cold start, and spreading weights to many nodes ------
+
+@dataclass(frozen=True)
+class Headroom:
+    window: float             # seconds from the load starting to rise to a new replica serving
+    extra_load: float         # requests/s the load gains in that window
+    spare_replicas: int       # ceil(extra_load / replica_capacity)
+    max_target: float         # highest utilisation target that still absorbs the ramp at base_load
+
+
+def ramp_headroom(ramp: float, detect_s: float, cold_start_s: float, replica_capacity: float,
+                  base_load: float) -> Headroom:
+    """Spare capacity an autoscaler must keep while a new replica starts.
+
+    The load grows by ``ramp`` requests/s every second. A new replica serves only after the autoscaler
+    has noticed (``detect_s``: scrape, averaging, sync period) and the replica has cold-started
+    (``cold_start_s``), so the running replicas absorb ``extra = ramp × (detect + cold start)`` on their
+    own: ``spare = ceil(extra / replica_capacity)`` replicas' worth. As a utilisation target at
+    ``base_load``: replicas sized to ``base / (target × capacity)`` must carry ``base + extra`` at full
+    capacity, so ``target ≤ base / (base + extra)``.
+    """
+    chk.non_negative("ramp", ramp)
+    chk.non_negative("detect_s", detect_s)
+    chk.non_negative("cold_start_s", cold_start_s)
+    chk.positive("replica_capacity", replica_capacity)
+    chk.positive("base_load", base_load)
+    window = detect_s + cold_start_s
+    extra = ramp * window
+    spare = -int(-extra // replica_capacity)  # ceil without float surprises at exact multiples
+    return Headroom(window, extra, spare, base_load / (base_load + extra))
+
+
+@dataclass(frozen=True)
+class Distribution:
+    nodes: int
+    naive: float              # seconds: every node reads the store at once
+    tree: float               # seconds: one copy from the store, then copies double per round
+    pipelined: float          # seconds: chunks flow down a chain of nodes as they arrive
+
+
+def weight_distribution(nodes: int, node_bytes: float, node_bytes_per_s: float, store_bytes_per_s: float,
+                        chunk_bytes: float) -> Distribution:
+    """Time to put ``node_bytes`` of weights on each of ``nodes`` new nodes.
+
+    - naive: all nodes read the shared store at once; each gets ``min(node link, store / nodes)``, so
+      ``node_bytes × max(1 / node link, nodes / store)``;
+    - tree: the first node reads the store, ``node_bytes / min(node link, store)``; then every node that
+      holds a copy sends one to a node without, ``ceil(log2(nodes))`` rounds of ``node_bytes / node link``;
+    - pipelined: the first node streams from the store and forwards each chunk of ``chunk_bytes`` to the
+      next node as it arrives, and so on down a chain: ``node_bytes / min(node link, store) +
+      (nodes − 1) × chunk / node link``.
+
+    Bandwidths in bytes/s, each node's link taken as both its receive and send rate; ignores per-copy
+    set-up latency, and the disk or GPU write behind the link.
+    """
+    nodes = chk.positive_int("nodes", nodes)
+    chk.positive("node_bytes", node_bytes)
+    chk.positive("node_bytes_per_s", node_bytes_per_s)
+    chk.positive("store_bytes_per_s", store_bytes_per_s)
+    chk.positive("chunk_bytes", chunk_bytes)
+    if chunk_bytes > node_bytes:
+        raise ValueError(f"chunk_bytes ({chunk_bytes:g}) cannot exceed node_bytes ({node_bytes:g})")
+    naive = node_bytes * max(1.0 / node_bytes_per_s, nodes / store_bytes_per_s)
+    first = node_bytes / min(node_bytes_per_s, store_bytes_per_s)
+    rounds = (nodes - 1).bit_length()  # ceil(log2(nodes)) for nodes >= 1
+    tree = first + rounds * node_bytes / node_bytes_per_s
+    pipelined = first + (nodes - 1) * chunk_bytes / node_bytes_per_s
+    return Distribution(nodes, naive, tree, pipelined)
+
+
+# --- multi-node groups in NVLink domains (Q146) ---------------------------------------------------------
+
+@dataclass(frozen=True)
+class DomainPacking:
+    group_gpus: int
+    nodes_per_group: int      # ceil(group GPUs / GPUs per node): a group takes whole nodes
+    groups: int               # groups that fit in one NVLink domain without spanning it
+    used_gpus: int            # groups × group GPUs
+    stranded_gpus: int        # domain GPUs the groups leave idle
+    groups_one_node_down: int  # groups that still fit with one node of the domain failed
+    stranded_exclusive: int   # stranded GPUs when a domain may hold only one group (exclusive placement)
+
+
+def pack_groups(domain_nodes: int, gpus_per_node: int, group_gpus: int) -> DomainPacking:
+    """How many serving groups of ``group_gpus`` GPUs fit in one NVLink domain of ``domain_nodes`` nodes.
+
+    A group larger than a node (one replica spanning several pods, as a LeaderWorkerSet group) takes whole
+    nodes, one pod per node: ``nodes_per_group = ceil(group_gpus / gpus_per_node)``; ``groups =
+    floor(domain_nodes / nodes_per_group)``. A group that fits in a node shares it: ``floor(gpus_per_node /
+    group_gpus)`` per node. Stranded GPUs = domain GPUs − groups × group GPUs: the nodes no group can use plus
+    the unused GPUs of partly used nodes. A group larger than the domain fits zero times (it must span
+    domains over the scale-out network). With exclusive placement (LeaderWorkerSet's
+    ``exclusive-topology`` annotation: one group per topology domain) the domain strands all but ``G``.
+    """
+    domain_nodes = chk.positive_int("domain_nodes", domain_nodes)
+    gpus_per_node = chk.positive_int("gpus_per_node", gpus_per_node)
+    group_gpus = chk.positive_int("group_gpus", group_gpus)
+    if group_gpus <= gpus_per_node:  # single-node replicas: several may share a node
+        per_node = gpus_per_node // group_gpus
+        groups, per_group, down = domain_nodes * per_node, 1, (domain_nodes - 1) * per_node
+    else:
+        per_group = -(-group_gpus // gpus_per_node)
+        groups, down = domain_nodes // per_group, (domain_nodes - 1) // per_group
+    used = groups * group_gpus
+    total = domain_nodes * gpus_per_node
+    exclusive = total - group_gpus if groups else total
+    return DomainPacking(group_gpus, per_group, groups, used, total - used, down, exclusive)
