@@ -1,4 +1,4 @@
-"""Reference implementations for the live-coding questions (Module 10, Q89-Q94).
+"""Reference implementations for the live-coding questions (Module 10, Q89-Q94; Part C, Q152).
 
 Each module answers one question, uses only the standard library, and is included into its page
 with pymdownx.snippets, so the code a reader sees is the code the test suite runs.
@@ -11,4 +11,5 @@ with pymdownx.snippets, so the code a reader sees is the code the test suite run
 | Q92 time-boxed batching | :mod:`livecoding.timed_batcher` |
 | Q93 token bucket | :mod:`livecoding.token_bucket` |
 | Q94 generate wrapper with concurrency control | :mod:`livecoding.generate_wrapper` |
+| Q152 prefix-aware router | :mod:`livecoding.prefix_router` |
 """

@@ -1,4 +1,4 @@
-"""Practice bundles for the live-coding pages (Q89-Q94): one zip per question with the starter
+"""Practice bundles for the live-coding pages (Q89-Q94, Q152): one zip per question with the starter
 skeleton, the page's own test file and what it needs, and a README with the one command to run.
 
 The zip holds one folder, ``q<id>/``: ``<module>.py`` (the starter from :mod:`livecoding.starter`),

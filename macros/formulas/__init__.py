@@ -52,3 +52,4 @@ from .batchsim import *  # noqa: F401,F403
 from .blocktable import *  # noqa: F401,F403
 from .engineconf import *  # noqa: F401,F403
 from .hybridmoe import *  # noqa: F401,F403
+from .fleet_routing import *  # noqa: F401,F403

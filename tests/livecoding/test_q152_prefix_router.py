@@ -1,0 +1,253 @@
+"""Q152: PrefixRouter; expected values are hand arithmetic or a brute-force model of the same rule."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import struct
+import threading
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from lc_support import BAD_COUNTS, DETERMINISTIC, INF, NAN, best_seconds_per_op, gil_pressure, join_all
+
+from livecoding.prefix_router import PrefixRouter, block_hashes
+
+
+# --- block hashes -------------------------------------------------------------------------------------
+
+def test_block_hashes_by_hand() -> None:
+    tokens = list(range(10))  # two full blocks of 4; the partial block (8, 9) gets no hash
+    h = block_hashes(tokens, 4)
+    first = hashlib.sha256(struct.pack("<4I", 0, 1, 2, 3)).digest()
+    second = hashlib.sha256(first + struct.pack("<4I", 4, 5, 6, 7)).digest()
+    assert h == [first, second]
+    assert block_hashes([1, 2, 3], 4) == []
+
+
+def test_a_hash_names_the_whole_prefix() -> None:
+    a = block_hashes([1, 1, 1, 1, 2, 2, 2, 2], 4)
+    b = block_hashes([3, 3, 3, 3, 2, 2, 2, 2], 4)
+    assert a[1] != b[1]  # same second block, different first block: different prefix, different hash
+    assert block_hashes([2, 2, 2, 2], 4)[0] != a[1]  # same block content at another position
+
+
+@pytest.mark.parametrize("tokens", [[1, -1], [1, 2**32], [1.0, 2], [True, 2], [NAN], "abcd", b"abcd", {1, 2}, None])
+def test_block_hashes_reject_bad_tokens(tokens) -> None:
+    with pytest.raises(ValueError, match="tokens"):
+        block_hashes(tokens, 2)
+
+
+@pytest.mark.parametrize("bad", BAD_COUNTS)
+def test_bad_block_size(bad) -> None:
+    with pytest.raises(ValueError, match="block_size"):
+        block_hashes([1, 2, 3], bad)
+    with pytest.raises(ValueError, match="block_size"):
+        PrefixRouter(["a"], block_size=bad)
+
+
+# --- constructor and replica set ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("bad", BAD_COUNTS)
+def test_bad_capacity(bad) -> None:
+    with pytest.raises(ValueError, match="capacity_blocks"):
+        PrefixRouter(["a"], capacity_blocks=bad)
+
+
+@pytest.mark.parametrize("bad", [-1.0, NAN, INF, "1", None, True])
+def test_bad_load_weight(bad) -> None:
+    with pytest.raises(ValueError, match="load_weight"):
+        PrefixRouter(["a"], load_weight=bad)
+
+
+@pytest.mark.parametrize("replicas", [[], ["a", "a"], ["a", ""], ["a", 3], [None]])
+def test_bad_replica_sets(replicas) -> None:
+    with pytest.raises(ValueError, match="replica"):
+        PrefixRouter(replicas)
+
+
+def test_unknown_replicas_and_tickets_are_errors() -> None:
+    r = PrefixRouter(["a", "b"], block_size=2)
+    for call in (r.pending, r.cached, r.remove_replica):
+        with pytest.raises(ValueError, match="unknown replica"):
+            call("zz")
+    t = r.route([1, 2, 3, 4]).ticket
+    r.finish(t)
+    for bad in (t, 999, None, "x"):
+        with pytest.raises(ValueError, match="ticket"):
+            r.finish(bad)
+    r.remove_replica("a")
+    with pytest.raises(ValueError, match="last replica"):
+        r.remove_replica("b")
+    with pytest.raises(ValueError, match="tokens"):
+        r.route([])
+
+
+# --- routing decisions --------------------------------------------------------------------------------
+
+def test_affinity_then_load_by_hand() -> None:
+    r = PrefixRouter(["a", "b"], block_size=4)
+    doc = list(range(100, 112))                   # 12 tokens = 3 blocks
+    first = r.route(doc + [1, 2])                 # both empty and idle: tie -> "a"; 14 tokens to prefill
+    assert (first.replica, first.cached_tokens, first.cost) == ("a", 0, 14)
+    # a: 1 * 14 pending + (14 - 12 cached) = 16; b: 0 + 14 = 14 -> b, although a holds the prefix
+    second = r.route(doc + [3, 4])
+    assert (second.replica, second.cached_tokens, second.cost) == ("b", 0, 14)
+    r.finish(first.ticket)
+    r.finish(second.ticket)
+    # both idle now and both hold the 3 blocks: tie on cost 2 and on pending 0 -> first in order, "a"
+    third = r.route(doc + [5, 6])
+    assert (third.replica, third.cached_tokens, third.cost) == ("a", 12, 2)
+    assert r.pending("a") == 2 and r.pending("b") == 0
+
+
+def test_load_weight_zero_is_pure_affinity() -> None:
+    r = PrefixRouter(["a", "b"], block_size=4, load_weight=0)
+    doc = list(range(50, 66))
+    assert r.route(doc).replica == "a"
+    for _ in range(20):  # never finished: a's pending grows, but load is ignored
+        assert r.route(doc + [7]).replica == "a"
+    assert r.pending("b") == 0
+
+
+def test_longest_match_wins_when_idle() -> None:
+    r = PrefixRouter(["a", "b", "c"], block_size=2)
+    t1 = r.route([1, 2, 3, 4]).ticket                 # a: blocks (1,2), (3,4)
+    t2 = r.route([1, 2, 3, 4, 5, 6, 7, 8, 9]).ticket  # a has pending 4, uncached 5: cost 9; b: 9, c: 9
+    r.finish(t1)
+    r.finish(t2)
+    # who got the second? tie on cost 9 between a (pending 4) and b, c (pending 0) -> b
+    route = r.route([1, 2, 3, 4, 5, 6, 7, 8, 0])
+    assert route.replica == "b" and route.cached_tokens == 8  # b holds 4 blocks, a only 2
+
+
+def test_new_replica_starts_empty_and_removed_replica_is_forgotten() -> None:
+    r = PrefixRouter(["a"], block_size=2)
+    t = r.route([5, 6, 7, 8])
+    r.add_replica("b")
+    assert r.cached("b") == frozenset()
+    with pytest.raises(ValueError, match="already exists"):
+        r.add_replica("b")
+    r.remove_replica("a")
+    r.finish(t.ticket)  # a ticket of a removed replica can still be finished
+    assert r.route([5, 6, 7, 8]).cached_tokens == 0
+
+
+# --- eviction: bounded per replica, tail first --------------------------------------------------------
+
+def test_capacity_evicts_least_recent_tail_first() -> None:
+    r = PrefixRouter(["a"], block_size=2, capacity_blocks=3)
+    r.finish(r.route([1, 1, 2, 2, 3, 3]).ticket)      # 3 blocks: full
+    r.finish(r.route([9, 9, 8, 8]).ticket)            # 2 more: evicts the tail of the first prompt first
+    assert len(r.cached("a")) == 3
+    route = r.route([1, 1, 2, 2, 3, 3])
+    assert route.cached_tokens == 2                   # its head block survived; blocks 2 and 3 were evicted
+
+
+@given(st.lists(st.lists(st.integers(0, 3), min_size=1, max_size=12), min_size=1, max_size=40),
+       st.integers(1, 6), st.integers(1, 3))
+@DETERMINISTIC
+def test_match_equals_brute_force_and_index_stays_consistent(prompts, capacity, n_replicas) -> None:
+    names = [f"r{i}" for i in range(n_replicas)]
+    r = PrefixRouter(names, block_size=2, capacity_blocks=capacity, load_weight=0.5)
+    for p in prompts:
+        hashes = block_hashes(p, 2)
+        # brute force: for each replica, the longest run of leading blocks in its LRU
+        want = {}
+        for n in names:
+            held = r.cached(n)
+            k = 0
+            while k < len(hashes) and hashes[k] in held:
+                k += 1
+            want[n] = k * 2
+        costs = {n: 0.5 * r.pending(n) + len(p) - want[n] for n in names}
+        route = r.route(p)
+        assert route.cached_tokens == want[route.replica]
+        assert route.cost == min(costs.values())
+        if random.Random(len(p)).random() < 0.5:
+            r.finish(route.ticket)
+        for n in names:
+            assert len(r.cached(n)) <= capacity
+
+
+# --- concurrency --------------------------------------------------------------------------------------
+
+def test_threads_routing_and_finishing_keep_the_books_exact() -> None:
+    r = PrefixRouter([f"r{i}" for i in range(4)], block_size=4, capacity_blocks=64)
+    shared = list(range(200, 232))
+    routed: list[tuple[str, int, int]] = []
+    lock = threading.Lock()
+
+    def worker(seed: int) -> None:
+        rnd = random.Random(seed)
+        mine = []
+        for i in range(300):
+            tokens = shared[: rnd.randrange(4, 32)] + [seed, i]
+            route = r.route(tokens)
+            mine.append((route.replica, len(tokens) - route.cached_tokens, route.ticket))
+            if rnd.random() < 0.7:
+                r.finish(route.ticket)
+                mine[-1] = (route.replica, 0, route.ticket)
+        with lock:
+            routed.extend(mine)
+
+    with gil_pressure():
+        threads = [threading.Thread(target=worker, args=(s,)) for s in range(8)]
+        for t in threads:
+            t.start()
+        join_all(threads)
+    assert len({t for _, _, t in routed}) == 8 * 300  # every ticket unique
+    for name in (f"r{i}" for i in range(4)):
+        assert r.pending(name) == sum(left for rep, left, _ in routed if rep == name)
+        assert len(r.cached(name)) <= 64
+    # the index the routes read and the per-replica sets agree: a fresh prompt of every cached prefix...
+    for i in range(4, 33):
+        probe = shared[:i] + [10**6]
+        hashes = block_hashes(probe, 4)
+        best = {}
+        for name in (f"r{j}" for j in range(4)):
+            held, k = r.cached(name), 0
+            while k < len(hashes) and hashes[k] in held:
+                k += 1
+            best[name] = k * 4
+        route = r.route(probe)
+        assert route.cached_tokens == best[route.replica]
+
+
+def test_a_ticket_finishes_once_under_races() -> None:
+    r = PrefixRouter(["a"], block_size=2)
+    ticket = r.route([1, 2, 3, 4]).ticket
+    wins = []
+
+    def finisher() -> None:
+        try:
+            r.finish(ticket)
+            wins.append(1)
+        except ValueError:
+            pass
+
+    with gil_pressure():
+        threads = [threading.Thread(target=finisher) for _ in range(16)]
+        for t in threads:
+            t.start()
+        join_all(threads)
+    assert wins == [1] and r.pending("a") == 0
+
+
+# --- complexity: routing cost does not grow with the number of cached prefixes -----------------------
+
+def test_route_time_is_independent_of_index_size() -> None:
+    def setup(n_prefixes: int):
+        r = PrefixRouter(["a", "b", "c", "d"], block_size=16, capacity_blocks=10**7)
+        for i in range(n_prefixes):  # unrelated cached prompts of 4 blocks each
+            r.finish(r.route([i % 65536, i // 65536] + [7] * 62).ticket)
+        prompt = [1] * 256
+
+        def op(i: int):
+            r.finish(r.route(prompt).ticket)
+        return op
+
+    small = best_seconds_per_op(setup, 100, ops=300)
+    large = best_seconds_per_op(setup, 10_000, ops=300)
+    assert large / small < 3, f"route slowed {large / small:.1f}x with 100x more cached prefixes"
