@@ -10,7 +10,9 @@ Formats and rules, by source: the safetensors layout (an 8-byte little-endian he
 whose entries carry ``data_offsets`` into the byte buffer that follows; safetensors 0.6.2), the shard
 index (``weight_map``, ``metadata.total_size`` summed over tensor storage; huggingface_hub v0.35.3
 ``serialization/_base.py``), model-card metadata (``license``, ``license_name``, ``extra_gated_*``; Hub
-docs), vLLM 0.11.0's ``--load-format auto`` (safetensors first, ``*.bin`` only without them), and
+docs), vLLM 0.11.0's ``--load-format auto`` (safetensors first, ``*.bin`` only without them) and its
+chat-template resolution (``entrypoints/chat_utils.py``: the request's or ``--chat-template``'s, the
+processor's, the tokenizer's, then a bundled fallback for a few model types), and
 transformers 4.56.0 (a ``chat_template.jinja`` file takes priority over ``chat_template`` in
 ``tokenizer_config.json``).
 """
@@ -156,8 +158,9 @@ def _code_and_template(model_dir: Path) -> list[Finding]:
     inline = _json(tok).get("chat_template") if tok.is_file() else None
     jinja = model_dir / "chat_template.jinja"
     if not inline and not jinja.is_file():
-        out.append(Finding("blocker", "chat-template", "no chat template: /v1/chat/completions cannot render a "
-                           "prompt unless --chat-template names one"))
+        out.append(Finding("blocker", "chat-template", "no chat template: vLLM 0.11's /v1/chat/completions cannot "
+                           "render a prompt unless --chat-template names one (it bundles fallbacks only for a few "
+                           "model types)"))
     elif inline and jinja.is_file() and isinstance(inline, str) and inline != jinja.read_text(encoding="utf-8"):
         out.append(Finding("review", "chat-template", "chat_template.jinja and tokenizer_config.json disagree; "
                            "transformers uses the .jinja file"))
