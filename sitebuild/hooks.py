@@ -111,7 +111,8 @@ def report_link(page, q, config) -> str:
     if not repo:
         return ""
     address = config.site_url.rstrip("/") + "/" + page.url
-    query = urlencode({"title": f"{q.label}: ", "body": f"Page: {address}\n\nWhat is wrong, and the source that shows it:\n"})
+    body = f"Page: {address}\n\nWhat is wrong, and the source that shows it:\n"
+    query = urlencode({"title": f"{q.label}: ", "body": body})
     href = escape(f"{repo.rstrip('/')}/issues/new?{query}")
     return f' · <a class="msib-report" href="{href}" rel="nofollow">Report a mistake</a>'
 
