@@ -205,8 +205,11 @@ def test_tp_replication_counts_only_the_mla_layers_and_the_latent_projections():
     # q_a (7168 x 1536 + norm) and kv_a (7168 x 576 + norm) of the 24 MLA layers only, not all 93
     assert extra["mla_down_proj"] == pytest.approx((7168 * 1536 + 1536 + 7168 * 576 + 512) * 24 * spread)
     assert extra["latent_moe_proj"] == pytest.approx((2 * 7168 * 3584 + 3584) * 92 * spread)
-    # a model without a latent MoE replicates nothing extra there
+    # the KDA decay gate's f_a (7168 x 128) stays whole on every rank in vLLM 0.33, in the 69 KDA layers
+    assert extra["kda_decay_gate_a"] == pytest.approx(7168 * 128 * 69 * spread)
+    # a model without a latent MoE or KDA layers replicates nothing extra there
     assert tp_replicated_extra_params(CAT.model("deepseek-v3"), 8)["latent_moe_proj"] == 0
+    assert tp_replicated_extra_params(CAT.model("deepseek-v3"), 8)["kda_decay_gate_a"] == 0
 
 
 def test_hybrid_sequence_on_one_gpu_keeps_the_latent_and_splits_the_states():

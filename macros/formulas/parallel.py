@@ -130,7 +130,8 @@ def tp_replicated_extra_params(model, tp: int) -> dict[str, float]:
     A tensor replicated on every GPU costs ``(1 - 1/tp) x its size`` extra; a KV projection whose
     heads are fewer than ``tp`` costs ``kv_proj x (1/kv_heads - 1/tp)`` extra (one whole head per GPU
     instead of a ``1/tp`` slice). A latent MoE's down- and up-projections are replicated too
-    (``ReplicatedLinear`` in vLLM 0.33's Kimi K3 model). All zero at ``tp = 1``.
+    (``ReplicatedLinear`` in vLLM 0.33's Kimi K3 model), and so is a KDA layer's ``hidden -> head_dim``
+    decay-gate factor. All zero at ``tp = 1``.
     """
     from .params import param_breakdown  # local: params imports nothing from here
 
@@ -140,10 +141,14 @@ def tp_replicated_extra_params(model, tp: int) -> dict[str, float]:
     h = model.hidden_size
     layers = model.num_hidden_layers
     out = {"norms": b.norms * spread, "router": b.router * spread, "kv_heads": 0.0, "mla_down_proj": 0.0,
-           "latent_moe_proj": b.latent_projections * spread}
+           "latent_moe_proj": b.latent_projections * spread, "kda_decay_gate_a": 0.0}
     la = model.linear_attention
     if la is not None and la.kda is not None:
-        layers -= la.num_linear_layers  # KDA layers split by heads; only the MLA layers replicate q_a/kv_a
+        # KDA layers split by heads, except the decay gate's first low-rank factor f_a
+        # (hidden -> head_dim), which vLLM 0.33 keeps whole on every rank (replicated_shard_id=4 of
+        # in_proj_qkvgfab in vllm/models/kimi_k3/nvidia/kda.py); only the MLA layers replicate q_a/kv_a.
+        out["kda_decay_gate_a"] = h * la.kda.head_dim * la.num_linear_layers * spread
+        layers -= la.num_linear_layers
     if model.mla is not None:
         a = model.mla
         per_layer = h * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank

@@ -76,7 +76,8 @@ def node_fit(model: Model, gpu: Gpu, n_gpus: int = 8, fmt: Format = "bf16", expe
     ex.result(f"{_i(F.kv_tokens_in_budget(budget, per_tok))} tokens of full-attention cache per GPU if no state "
               f"were held; {_i(seqs)} concurrent sequences of {_i(ctx)} tokens")
     ex.note("Weights per GPU assume an even split of experts and attention across the node plus the tensors "
-            "vLLM replicates (MLA down-projections, router, norms, latent-MoE projections). vLLM measures "
+            "vLLM 0.33 replicates (MLA down-projections, router, norms, latent-MoE projections, the KDA "
+            "decay gate's first factor). vLLM measures "
             "activations with a profiling pass; the allowances here are illustrative.")
     return ex.render()
 

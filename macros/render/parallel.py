@@ -48,7 +48,8 @@ def tp_shards(model: Model, n_gpus: int = 8, fmt: Format = "bf16", kv_dtype: For
                 f"{shard.kv_head_replicas} GPUs")
     extra = F.tp_replicated_extra_params(m, n)
     parts = [("norms", "RMSNorm weights"), ("router", "MoE router"), ("mla_down_proj", "MLA q_a/kv_a projections"),
-             ("kv_heads", "one whole K/V head per GPU"), ("latent_moe_proj", "latent MoE projections")]
+             ("kv_heads", "one whole K/V head per GPU"), ("latent_moe_proj", "latent MoE projections"),
+             ("kda_decay_gate_a", "KDA decay-gate f_a projections")]
     listed = ", ".join(f"{label} {U.fmt_params(extra[k])}" for k, label in parts if extra[k] >= 1)
     if listed:
         ex.step(f"replicated tensors, extra parameters per GPU over an even split: {listed}")
