@@ -8,6 +8,7 @@ import re
 import pytest
 
 from macros import formulas as F
+from macros import units as U
 from macros.errors import MacroInputError
 from macros.render import MACROS
 
@@ -83,3 +84,83 @@ def test_tpot_macro():
     assert "8.00 s / 200 = 40.0 ms" in html and "25 tokens/s" in html
     with pytest.raises(MacroInputError, match="output_tokens"):
         MACROS["tpot_example"](8.4, 0.4, 1)
+
+
+# --- Q141: reasoning requests ------------------------------------------------------------------------
+
+def test_kv_byte_seconds_is_exact_across_a_bend():
+    # KV grows 100 B/token up to 15 tokens, 50 B/token after (a window bend). Prompt 10, output 10, TPOT 1 s:
+    # from the first token (11 tokens held) to the last (20 tokens), 9 s.
+    # Trapezoids: (1100 + 1500) / 2 x 4 + (1500 + 1750) / 2 x 5 = 13,325.
+    def kv(t):
+        return 100 * t if t <= 15 else 1500 + 50 * (t - 15)
+    assert F.kv_byte_seconds(kv, 10, 10, 0.5, 1.0, kinks=(15,)) == pytest.approx(13325)
+    # without the bend the straight line from 11 to 20 tokens would give (1100 + 1750) / 2 x 9 = 12,825
+    assert F.kv_byte_seconds(kv, 10, 10, 0.5, 1.0) == pytest.approx(12825)
+
+
+def test_kv_byte_seconds_of_gpt_oss_equals_the_step_by_step_sum():
+    from macros.render.inputs import cat
+    m, kvd = cat().model("gpt-oss-120b"), cat().format("bf16")
+    def kv(t):
+        return F.kv_bytes_per_sequence(m, t, kvd)
+    p, n, tpot = 60, 200, 0.02   # crosses the 128-token window at token 128
+    brute = sum((kv(t) + kv(t + 1)) / 2 * tpot for t in range(p + 1, p + n))
+    assert F.kv_byte_seconds(kv, p, n, 0.3, tpot, kinks=(128,)) == pytest.approx(brute, rel=1e-12)
+
+
+def test_cost_per_request_by_hand():
+    # $3.60 per replica-hour = $0.001/s; a 20 s request sharing the replica with 9 others: 0.001 x 20 / 10
+    assert F.cost_per_request(3.6, 20, 10) == pytest.approx(0.002)
+
+
+def test_reasoning_request_macro():
+    html = MACROS["reasoning_request"]("gpt-oss-120b", prompt=2000, answer=500, reasoning="8K", ttft_s=0.5,
+                                       tpot_s=0.02)
+    # E2E = 0.5 + 8,691 x 0.02 = 174.32 s = 2.91 min; first answer = 0.5 + 8,192 x 0.02 = 164.34 s = 2.74 min
+    assert "= 2.91 min (without reasoning: 10.5 s)" in html
+    assert "first answer token = 500.0 ms + 8,192 × 20.0 ms = 2.74 min" in html
+
+
+def _svg(html):
+    import xml.etree.ElementTree as ET
+    return ET.fromstring(re.search(r"<svg\b.*?</svg>", html, re.S).group(0))
+
+
+def test_chat_vs_reasoning_figure_ends_where_the_table_says():
+    from macros.render.fleet_ops import chat_vs_reasoning_data
+    from macros.render.inputs import cat
+    kw = dict(fmt="bf16", expert_fmt="mxfp4", prompt=2000, chat_output=500, reasoning_output=8692, ttft_s=0.5,
+              tpot_s=0.02)
+    svg = _svg(MACROS["chat_vs_reasoning_svg"]("gpt-oss-120b", "h100-sxm", **kw))
+    table = MACROS["chat_vs_reasoning"]("gpt-oss-120b", "h100-sxm", **kw)
+    m, kvd = cat().model("gpt-oss-120b"), cat().format("bf16")
+    xt = {float(t.text.replace(",", "")): float(t.get("x")) for t in svg.iter("text")
+          if t.get("text-anchor") == "middle" and re.fullmatch(r"[\d,.]+", t.text or "")}
+    yt = {float(t.text.replace(",", "")): float(t.get("y")) for t in svg.iter("text")
+          if t.get("text-anchor") == "end" and re.fullmatch(r"[\d,.]+", t.text or "")}
+
+    def val(ticks, pixel):
+        (v0, p0), (v1, p1) = min(ticks.items()), max(ticks.items())
+        return v0 + (pixel - p0) / (p1 - p0) * (v1 - v0)
+
+    lines = [e for e in svg.iter() if e.get("class") == "regime"]
+    assert [e.get("data-label") for e in lines] == ["chat", "reasoning"]
+    for el, n in zip(lines, (500, 8692), strict=True):
+        e2e, peak = F.e2e_latency(0.5, 0.02, n), F.kv_bytes_per_sequence(m, 2000 + n, kvd)
+        assert float(el.get("data-e2e")) == pytest.approx(e2e) and float(el.get("data-peak")) == pytest.approx(peak)
+        x, y = map(float, el.get("points").split()[-1].split(","))
+        assert val(xt, x) == pytest.approx(e2e, rel=0.01)
+        assert val(yt, y) * 1e6 == pytest.approx(peak, rel=0.01)
+        assert f"| {U.fmt_seconds(e2e)} | {U.fmt_bytes(peak)} |" in table
+    d = chat_vs_reasoning_data(m, cat().gpu("h100-sxm"), cat().format("bf16"), cat().format("mxfp4"), kvd, 2000, 500,
+                               8692, 0.5, 0.02)
+    # the cost is the KV share of the GPU's price: price/s x byte-seconds / pool
+    for r in d.regimes:
+        assert r.cost == pytest.approx(d.price / 3600 * r.kv_byte_seconds / d.pool)
+    assert svg.get("role") == "img" and svg.find("title") is not None and svg.find("desc") is not None
+
+
+def test_chat_vs_reasoning_rejects_a_model_that_does_not_fit():
+    with pytest.raises(MacroInputError, match="does not fit"):
+        MACROS["chat_vs_reasoning"]("llama-3.1-70b", "l4", fmt="bf16")
