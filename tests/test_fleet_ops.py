@@ -164,3 +164,34 @@ def test_chat_vs_reasoning_figure_ends_where_the_table_says():
 def test_chat_vs_reasoning_rejects_a_model_that_does_not_fit():
     with pytest.raises(MacroInputError, match="does not fit"):
         MACROS["chat_vs_reasoning"]("llama-3.1-70b", "l4", fmt="bf16")
+
+
+# --- Q143: admission ---------------------------------------------------------------------------------
+
+def test_shed_threshold_and_wait_by_hand():
+    # (2 - 0.05) s x 1,000 tokens/s - 300 own tokens = 1,650 tokens may wait ahead
+    assert F.shed_threshold_tokens(2, 300, 1000, 0.05) == 1650
+    assert F.shed_threshold_tokens(0.2, 300, 1000) == 0        # own prefill alone misses the SLO
+    assert F.predicted_wait(5000, 1000) == 5
+    assert F.prefill_rate_under_budget(8192, 192, 0.1) == pytest.approx(80000)
+    with pytest.raises(ValueError, match="no tokens are left"):
+        F.prefill_rate_under_budget(256, 256, 0.1)
+
+
+def test_admission_example_step_time_from_the_llama_architecture():
+    # Llama 3.1 8B: 32 layers of q, o (4096 x 4096), k, v (4096 x 1024), MLP 3 x 4096 x 14336; LM head
+    # 128256 x 4096. Step of 8,192 tokens, LM head at 129 positions, on 989.5e12 FLOP/s x 0.5.
+    layer = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336
+    # plus the 65 RMSNorm weight vectors (two per layer, one final), which prefill_matmul_flops counts as params
+    flops = 2 * (32 * layer + 65 * 4096) * 8192 + 2 * 128256 * 4096 * 129
+    step = flops / (989.5e12 * 0.5)
+    rate = (8192 - 128) / step
+    html = MACROS["admission_example"]("llama-3.1-8b", "h100-sxm", token_budget=8192, decode_seqs=128, mfu=0.5,
+                                       mean_prompt=3000, prompt=3000, ttft_slo_s=2, overhead_s=0.05,
+                                       queued=[0, 40])
+    assert f"{rate:,.1f} prompt tokens/s" in html
+    limit = int((2 - 0.05) * rate - 3000)
+    assert f"= {limit:,} tokens" in html
+    assert "| 40 | 120,000 |" in html and "**shed**" in html
+    with pytest.raises(MacroInputError, match="queued"):
+        MACROS["admission_example"]("llama-3.1-8b", "h100-sxm", queued=[])

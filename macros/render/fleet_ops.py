@@ -332,3 +332,60 @@ def chat_vs_reasoning_svg(model: Model, gpu: Gpu, fmt: Format = "bf16", expert_f
             f'byte-seconds the request pays for.</desc>{"".join(out)}</svg>'
             f'<figcaption>{title}: same prompt, TTFT and TPOT, {_i(prompt)}-token prompt. Generated from the '
             'same formulas as the table.</figcaption></figure>')
+
+
+# --- Q143: admission and shedding -----------------------------------------------------------------
+
+_Q143_ARGS = {"token_budget": _TOK, "decode_seqs": Arg(lambda name, v: inputs.tokens(name, v, allow_zero=True),
+                                                       "a whole number", ">= 0"),
+              "mfu": _NUMBER, "mean_prompt": _TOK, "prompt": _TOK, "ttft_slo_s": _NUMBER, "overhead_s": _NON_NEG}
+
+
+@macro("block", example='admission_example("llama-3.1-8b", "h100-sxm", token_budget=8192, decode_seqs=128, '
+       'mfu=0.5, mean_prompt=3000, prompt=3000, ttft_slo_s=2, overhead_s=0.05, queued=[0, 10, 20, 40])',
+       args=_Q143_ARGS)
+def admission_example(model: Model, gpu: Gpu, fmt: Format = "bf16", token_budget: int = 8192,
+                      decode_seqs: int = 128, mfu: float = 0.5, mean_prompt: int = 3000, prompt: int = 3000,
+                      ttft_slo_s: float = 2.0, overhead_s: float = 0.05, queued=(0, 10, 20, 40)) -> str:
+    """Worked example: predicted wait and TTFT from the prompt tokens queued ahead, and the shed threshold.
+
+    Step time = matmul FLOPs of a full step of `token_budget` tokens / (peak × MFU); prefill rate =
+    (budget − running decodes) / step time; wait = queued prompt tokens / rate; predicted TTFT =
+    overhead + wait + own prompt / rate. Shed when the queue exceeds (SLO − overhead) × rate − own prompt.
+    """
+    peak, label = inputs.peak_flops(gpu, fmt)
+    step = F.prefill_time(F.prefill_matmul_flops(model, token_budget, decode_seqs + 1), peak, mfu)
+    rate = F.prefill_rate_under_budget(token_budget, decode_seqs, step)
+    limit = F.shed_threshold_tokens(ttft_slo_s, prompt, rate, overhead_s)
+    counts = [inputs.tokens("queued", q, allow_zero=True) for q in (queued or ())]
+    if not counts:
+        raise MacroInputError("queued must list at least one queue length in requests, e.g. [0, 10, 20]")
+    ex = Example(f"admission on {model.name}, one {gpu.name}")
+    ex.formula("step time = 2 × matmul params × step tokens / (peak × MFU)")
+    ex.formula("prefill rate = (token budget − running decodes) / step time")
+    ex.formula("predicted TTFT = overhead + queued prompt tokens / rate + own prompt / rate")
+    ex.formula("shed threshold = (TTFT SLO − overhead) × rate − own prompt (tokens queued ahead)")
+    ex.input("model, GPU", f"{_mlink(model)}, {_glink(gpu)} ({label} {U.fmt_flops(peak)})", "catalog")
+    ex.input("token budget per step", _i(token_budget), "`--max-num-batched-tokens` (vLLM 0.11 default on H100)")
+    ex.input("running decodes", _i(decode_seqs), GIVEN)
+    ex.input("MFU", _n(mfu), "assumption")
+    ex.input("mean prompt of queued requests, own prompt", f"{_i(mean_prompt)}, {_i(prompt)} tokens", GIVEN)
+    ex.input("TTFT SLO, overhead", f"{_ms(ttft_slo_s)}, {_ms(overhead_s)}", GIVEN)
+    ex.step(f"step time = {_ms(step)}; prefill rate = ({_i(token_budget)} − {_i(decode_seqs)}) / {_ms(step)} = "
+            f"{_n(rate)} prompt tokens/s")
+    ex.step(f"shed threshold = ({_ms(ttft_slo_s)} − {_ms(overhead_s)}) × {_n(rate)} − {_i(prompt)} = "
+            f"{_i(limit)} tokens ≈ {_n(limit / mean_prompt)} requests of {_i(mean_prompt)} tokens")
+    rows = ["| Requests queued ahead | Prompt tokens queued | Predicted wait | Predicted TTFT | Decision |",
+            "| --- | --- | --- | --- | --- |"]
+    for q in counts:
+        tokens = q * mean_prompt
+        wait = F.predicted_wait(tokens, rate)
+        ttft = overhead_s + wait + prompt / rate
+        rows.append(f"| {_i(q)} | {_i(tokens)} | {_ms(wait)} | {_ms(ttft)} | "
+                    f"{'admit' if tokens <= limit else '**shed** (or degrade)'} |")
+    ex.table("\n".join(rows))
+    ex.result(f"admit while at most {_i(limit)} prompt tokens wait ahead; beyond that the request misses "
+              f"{_ms(ttft_slo_s)} even if served")
+    ex.note("Attention FLOPs and the decodes' KV reads are left out of the step time, so measure it; the "
+            "estimate assumes first-come first-served and no arrivals of higher priority.")
+    return ex.render()
