@@ -128,7 +128,7 @@ def _svg(html):
 
 
 def test_chat_vs_reasoning_figure_ends_where_the_table_says():
-    from macros.render.fleet_ops import chat_vs_reasoning_data
+    from macros.render.reasoning import chat_vs_reasoning_data
     from macros.render.inputs import cat
     kw = dict(fmt="bf16", expert_fmt="mxfp4", prompt=2000, chat_output=500, reasoning_output=8692, ttft_s=0.5,
               tpot_s=0.02)
@@ -195,3 +195,37 @@ def test_admission_example_step_time_from_the_llama_architecture():
     assert "| 40 | 120,000 |" in html and "**shed**" in html
     with pytest.raises(MacroInputError, match="queued"):
         MACROS["admission_example"]("llama-3.1-8b", "h100-sxm", queued=[])
+
+
+# --- Q145: failure domains -----------------------------------------------------------------------------
+
+def test_instance_availability_and_rates_by_hand():
+    # 0.99^32 = exp(32 ln 0.99) = 0.72498; four 8-GPU instances: 4 x 0.99^8 = 4 x 0.922745
+    assert F.instance_availability(0.99, 32) == pytest.approx(0.72498, abs=1e-5)
+    assert F.expected_serving_instances(0.99, 8, 4) == pytest.approx(3.69098, abs=1e-5)
+    assert F.instance_failure_rate(0.1, 32) == pytest.approx(3.2)
+    # 60 + 120 + 20 GB / 2 GB/s + 180 = 370 s
+    assert F.recovery_time(60, 120, 20e9, 2e9, 180) == pytest.approx(370)
+    with pytest.raises(ValueError, match="gpu_availability"):
+        F.instance_availability(1.2, 8)
+
+
+def test_failure_domains_macro_by_hand():
+    # λ = 256 / (16,384 x 54 / 365) per GPU-year; DeepSeek-V3 FP8 weights from the catalog split over N GPUs
+    from macros.render.inputs import cat
+    w = F.weight_bytes(cat().model("deepseek-v3"), cat().format("fp8"))
+    lam = 256 / (16384 * 54 / 365)
+    html = MACROS["failure_domains"]("deepseek-v3", "h200-sxm", fmt="fp8", total_gpus=32, sizes=[8, 32],
+                                     failures=256, gpus_observed=16384, days=54, detect_s=60, reschedule_s=120,
+                                     load_gb_per_s=2, warmup_s=180)
+    for n in (8, 32):
+        rec = 60 + 120 + w / n / 2e9 + 180
+        p = 1 / (1 + lam * rec / (365 * 86400))
+        assert f"| {p ** n:.6%} |" in html
+        lost = 32 * lam * n * rec / 3600          # GPU-hours idle per year: failures x N GPUs x recovery
+        assert f"| {U.fmt_num(lost)} |" in html
+    assert "3.38 |" in html                        # 32 x λ instance failures per year for N = 32
+    with pytest.raises(MacroInputError, match="does not divide"):
+        MACROS["failure_domains"]("deepseek-v3", "h200-sxm", total_gpus=32, sizes=[12])
+    with pytest.raises(MacroInputError, match="more than a"):
+        MACROS["failure_domains"]("deepseek-v3", "h200-sxm", total_gpus=32, sizes=[4, 32])

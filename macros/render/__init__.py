@@ -21,7 +21,8 @@ One module per topic, mirroring :mod:`macros.formulas`:
 - :mod:`.reference`  the reference pages (models, GPUs, formats, prices)
 - :mod:`.numbers`    the numbers-to-know sheet
 - :mod:`.figures`    generated SVG figures (roofline, paged-KV block table)
-- :mod:`.fleet_ops`  fleet operation: TPOT vs ITL, goodput, reasoning requests, shedding, failure domains
+- :mod:`.fleet_ops`  fleet operation: TPOT vs ITL, goodput, shedding, failure domains
+- :mod:`.reasoning`  reasoning-length requests: latency, peak KV, chat against reasoning (table and figure)
 
 Shared parts: :mod:`.registry` (the ``@macro`` decorator, argument conversion by parameter name,
 ``MACROS``), :mod:`.inputs` (catalog lookups and value checks), :mod:`.blocks` (links, the
@@ -59,6 +60,7 @@ from . import figures  # noqa: F401
 from . import costplan  # noqa: F401
 from . import costchart  # noqa: F401
 from . import fleet_ops  # noqa: F401
+from . import reasoning  # noqa: F401
 from .blocks import anchor_id, catalog_href, catalog_link, example_block
 from .registry import MACROS, REGISTRY, macro
 
