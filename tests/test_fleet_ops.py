@@ -122,6 +122,20 @@ def test_reasoning_request_macro():
     assert "first answer token = 500.0 ms + 8,192 × 20.0 ms = 2.74 min" in html
 
 
+def _ticks(svg):
+    """Axis tick labels read from the drawing: (x value -> pixel, y value -> pixel)."""
+    def read(anchor, attr):
+        return {float(t.text.replace(",", "")): float(t.get(attr)) for t in svg.iter("text")
+                if t.get("text-anchor") == anchor and re.fullmatch(r"[\d,.]+", t.text or "")}
+    return read("middle", "x"), read("end", "y")
+
+
+def val(ticks, pixel):
+    """The value at ``pixel`` on a linear axis, from its outermost labelled ticks."""
+    (v0, p0), (v1, p1) = min(ticks.items()), max(ticks.items())
+    return v0 + (pixel - p0) / (p1 - p0) * (v1 - v0)
+
+
 def _svg(html):
     import xml.etree.ElementTree as ET
     return ET.fromstring(re.search(r"<svg\b.*?</svg>", html, re.S).group(0))
@@ -135,14 +149,7 @@ def test_chat_vs_reasoning_figure_ends_where_the_table_says():
     svg = _svg(MACROS["chat_vs_reasoning_svg"]("gpt-oss-120b", "h100-sxm", **kw))
     table = MACROS["chat_vs_reasoning"]("gpt-oss-120b", "h100-sxm", **kw)
     m, kvd = cat().model("gpt-oss-120b"), cat().format("bf16")
-    xt = {float(t.text.replace(",", "")): float(t.get("x")) for t in svg.iter("text")
-          if t.get("text-anchor") == "middle" and re.fullmatch(r"[\d,.]+", t.text or "")}
-    yt = {float(t.text.replace(",", "")): float(t.get("y")) for t in svg.iter("text")
-          if t.get("text-anchor") == "end" and re.fullmatch(r"[\d,.]+", t.text or "")}
-
-    def val(ticks, pixel):
-        (v0, p0), (v1, p1) = min(ticks.items()), max(ticks.items())
-        return v0 + (pixel - p0) / (p1 - p0) * (v1 - v0)
+    xt, yt = _ticks(svg)
 
     lines = [e for e in svg.iter() if e.get("class") == "regime"]
     assert [e.get("data-label") for e in lines] == ["chat", "reasoning"]
@@ -229,3 +236,48 @@ def test_failure_domains_macro_by_hand():
         MACROS["failure_domains"]("deepseek-v3", "h200-sxm", total_gpus=32, sizes=[12])
     with pytest.raises(MacroInputError, match="more than a"):
         MACROS["failure_domains"]("deepseek-v3", "h200-sxm", total_gpus=32, sizes=[4, 32])
+
+
+# --- Q140: KV across a tool call -------------------------------------------------------------------------
+
+def test_session_prefill_tokens_by_hand():
+    # system 100, new 10, output 5, three turns: 110, 100 + 15 + 10, 100 + 30 + 10
+    assert F.session_prefill_tokens(100, 10, 5, 3, cached=False) == [110, 125, 140]
+    assert F.session_prefill_tokens(100, 10, 5, 3, cached=True) == [110, 10, 10]
+    with pytest.raises(ValueError, match="turns"):
+        F.session_prefill_tokens(100, 10, 5, 0, cached=True)
+
+
+def test_hold_cost_and_break_even_by_hand():
+    # 4 GB idle in a 40 GB pool for 20 s at $0.001/s: 0.001 x 0.1 x 20 = $0.002; a 1.5 s recompute costs $0.0015,
+    # so the break-even idle time is 1.5 x 40 / 4 = 15 s
+    assert F.kv_hold_cost(4e9, 20, 40e9, 0.001) == pytest.approx(0.002)
+    assert F.break_even_hold_seconds(1.5, 4e9, 40e9) == pytest.approx(15)
+    assert F.kv_hold_cost(4e9, 15, 40e9, 0.001) == pytest.approx(0.001 * 1.5)
+    with pytest.raises(ValueError, match="exceeds the KV pool"):
+        F.kv_hold_cost(50e9, 1, 40e9, 0.001)
+
+
+def test_kv_hold_figure_crosses_at_the_break_even_of_the_table():
+    from macros.render.agentic import hold_vs_recompute_data
+    from macros.render.inputs import cat
+    m, g, f = cat().model("llama-3.1-8b"), cat().gpu("h100-sxm"), cat().format("bf16")
+    d = hold_vs_recompute_data(m, g, f, f, 32768, 0.5, 25)
+    # independent: KV = 2 x 32 layers x 8 heads x 128 x 2 bytes x 32,768 tokens
+    assert d.kv == 2 * 32 * 8 * 128 * 2 * 32768
+    assert d.break_even_s == pytest.approx(d.prefill_s * d.pool / d.kv)
+    svg = _svg(MACROS["kv_hold_svg"]("llama-3.1-8b", "h100-sxm", context="32K", mfu=0.5, link_gb_per_s=25))
+    xt, yt = _ticks(svg)
+
+    be = next(e for e in svg.iter() if e.get("class") == "break-even")
+    x = float(re.match(r"M([\d.]+),", be.get("d")).group(1))
+    assert val(xt, x) == pytest.approx(d.break_even_s, rel=0.01)
+    rec = next(e for e in svg.iter() if e.get("class") == "recompute")
+    y = float(rec.get("points").split()[0].split(",")[1])
+    assert val(yt, y) == pytest.approx(d.prefill_s, rel=0.01)
+    # the hold line reaches the recompute level exactly at the break-even gap
+    hold = next(e for e in svg.iter() if e.get("class") == "hold")
+    assert float(hold.get("data-slope")) * d.break_even_s == pytest.approx(d.prefill_s)
+    html = MACROS["kv_between_turns"]("llama-3.1-8b", "h100-sxm", context="32K", mfu=0.5, gap_s=30,
+                                      link_gb_per_s=25)
+    assert f"break-even {U.fmt_seconds(d.break_even_s)}" in html and "recomputing is cheaper" in html

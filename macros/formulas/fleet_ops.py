@@ -32,6 +32,9 @@ __all__ = [
     "expected_serving_instances",
     "instance_failure_rate",
     "recovery_time",
+    "kv_hold_cost",
+    "break_even_hold_seconds",
+    "session_prefill_tokens",
 ]
 
 
@@ -249,3 +252,50 @@ def recovery_time(detect_s: float, reschedule_s: float, weight_bytes_per_gpu: fl
     chk.positive("load_bytes_per_s", load_bytes_per_s)
     chk.non_negative("warmup_s", warmup_s)
     return detect_s + reschedule_s + weight_bytes_per_gpu / load_bytes_per_s + warmup_s
+
+
+# --- keeping KV across a tool call (Q140) ----------------------------------------------------------
+
+def kv_hold_cost(kv_bytes: float, seconds: float, pool_bytes: float, price_per_s: float) -> float:
+    """Cost of keeping ``kv_bytes`` resident for ``seconds`` when the KV pool is the binding resource.
+
+    ``price per second x kv_bytes / pool_bytes x seconds``: the share of the replica the idle KV
+    occupies, for as long as it occupies it.
+    """
+    chk.non_negative("kv_bytes", kv_bytes)
+    chk.non_negative("seconds", seconds)
+    chk.positive("pool_bytes", pool_bytes)
+    chk.non_negative("price_per_s", price_per_s)
+    if kv_bytes > pool_bytes:
+        raise ValueError(f"kv_bytes ({kv_bytes:g}) exceeds the KV pool ({pool_bytes:g}): it cannot be held at all")
+    return price_per_s * kv_bytes / pool_bytes * seconds
+
+
+def break_even_hold_seconds(prefill_s: float, kv_bytes: float, pool_bytes: float) -> float:
+    """Idle time after which holding the KV costs more than recomputing it: ``prefill x pool / kv_bytes``.
+
+    Holding costs ``price x kv/pool x t``; recomputing costs ``price x prefill`` (the replica busy for the
+    prefill); they are equal at ``t = prefill x pool / kv``. The price cancels.
+    """
+    chk.non_negative("prefill_s", prefill_s)
+    chk.positive("kv_bytes", kv_bytes)
+    chk.positive("pool_bytes", pool_bytes)
+    return prefill_s * pool_bytes / kv_bytes
+
+
+def session_prefill_tokens(system: int, new_per_turn: int, output_per_turn: int, turns: int,
+                           cached: bool) -> list[int]:
+    """Prompt tokens each turn of an agent session must prefill, with and without the previous turns' KV.
+
+    Turn k (from 1) sends the system prompt, every earlier turn's new input and output, and its own new
+    input (user message or tool result). Without a cache all of it is prefilled:
+    ``system + (k - 1) x (new + output) + new``. With the KV kept, only the new input is (the first turn
+    pays the system prompt too). Partial-block effects are ignored.
+    """
+    s = chk.non_negative_int("system", system)
+    n = chk.positive_int("new_per_turn", new_per_turn)
+    o = chk.non_negative_int("output_per_turn", output_per_turn)
+    t = chk.positive_int("turns", turns)
+    if cached:
+        return [s + n] + [n] * (t - 1)
+    return [s + (k - 1) * (n + o) + n for k in range(1, t + 1)]

@@ -171,6 +171,51 @@ def _lin(v: float, lo: float, hi: float, p0: float, p1: float) -> float:
     return p0 + (v - lo) / (hi - lo) * (p1 - p0)
 
 
+@dataclass(frozen=True)
+class LinearAxes:
+    """Linear x and y axes from zero, with round tick steps, on the shared figure frame."""
+
+    x_hi: float
+    xs: float
+    y_hi: float
+    ys: float
+
+    def px(self, v: float) -> float:
+        return _lin(v, 0, self.x_hi, _L, _W - _R)
+
+    def py(self, v: float) -> float:
+        return _lin(v, 0, self.y_hi, _H - _B, _T)
+
+    def draw(self, x_label: str, y_label: str) -> list[str]:
+        out = [f'<path fill="none" stroke="currentColor" d="M{_L},{_T}V{_H - _B}H{_W - _R}"/>']
+        for i in range(int(round(self.x_hi / self.xs)) + 1):
+            x = self.px(i * self.xs)
+            out.append(f'<path stroke="currentColor" d="M{x:.1f},{_H - _B}v5"/><text x="{x:.1f}" '
+                       f'y="{_H - _B + 17}" text-anchor="middle">{_n(i * self.xs)}</text>')
+        for i in range(int(round(self.y_hi / self.ys)) + 1):
+            y = self.py(i * self.ys)
+            out.append(f'<path stroke="currentColor" d="M{_L - 5},{y:.1f}h5"/><text x="{_L - 8}" y="{y:.1f}" '
+                       f'dy="4" text-anchor="end">{_n(i * self.ys)}</text>')
+        out.append(f'<text x="{(_L + _W - _R) / 2}" y="{_H - 8}" text-anchor="middle">{x_label}</text>')
+        out.append(f'<text transform="translate(14,{(_T + _H - _B) / 2}) rotate(-90)" text-anchor="middle">'
+                   f'{y_label}</text>')
+        return out
+
+
+def svg_figure(fid: str, title: str, desc: str, body: list[str], caption: str) -> str:
+    """The figure markup shared by this module's figures: accessible SVG, colours from the scheme."""
+    return (f'<figure class="msib-figure"><svg viewBox="0 0 {_W} {_H}" role="img" '
+            f'aria-labelledby="{fid}-t {fid}-d" font-size="12" fill="currentColor">'
+            f'<title id="{fid}-t">{title}</title><desc id="{fid}-d">{desc}</desc>{"".join(body)}</svg>'
+            f'<figcaption>{caption}</figcaption></figure>')
+
+
+def linear_axes(x_max: float, y_max: float) -> LinearAxes:
+    """Axes whose ends are the first round tick at or above ``x_max`` and ``y_max``."""
+    xs, ys = _nice_step(x_max), _nice_step(y_max)
+    return LinearAxes(math.ceil(x_max / xs) * xs, xs, math.ceil(y_max / ys) * ys, ys)
+
+
 @macro("figure", example='chat_vs_reasoning_svg("gpt-oss-120b", "h100-sxm", fmt="bf16", expert_fmt="mxfp4", '
        'prompt=2000, chat_output=500, reasoning_output="8K", ttft_s=0.5, tpot_s=0.02)', args=_CVR_ARGS)
 def chat_vs_reasoning_svg(model: Model, gpu: Gpu, fmt: Format = "bf16", expert_fmt: Format | None = None,
@@ -183,44 +228,21 @@ def chat_vs_reasoning_svg(model: Model, gpu: Gpu, fmt: Format = "bf16", expert_f
     """
     d = chat_vs_reasoning_data(model, gpu, fmt, expert_fmt, kv_dtype, prompt, chat_output, reasoning_output,
                                ttft_s, tpot_s)
-    t_max = max(r.e2e_s for r in d.regimes)
-    y_max = max(r.peak_kv for r in d.regimes) / 1e6
-    xs, ys = _nice_step(t_max), _nice_step(y_max)
-    x_hi, y_hi = math.ceil(t_max / xs) * xs, math.ceil(y_max / ys) * ys
-
-    def px(t: float) -> float:
-        return _lin(t, 0, x_hi, _L, _W - _R)
-
-    def py(mb: float) -> float:
-        return _lin(mb, 0, y_hi, _H - _B, _T)
-
-    out = [f'<path fill="none" stroke="currentColor" d="M{_L},{_T}V{_H - _B}H{_W - _R}"/>']
-    for i in range(int(round(x_hi / xs)) + 1):
-        x = px(i * xs)
-        out.append(f'<path stroke="currentColor" d="M{x:.1f},{_H - _B}v5"/><text x="{x:.1f}" y="{_H - _B + 17}" '
-                   f'text-anchor="middle">{_n(i * xs)}</text>')
-    for i in range(int(round(y_hi / ys)) + 1):
-        y = py(i * ys)
-        out.append(f'<path stroke="currentColor" d="M{_L - 5},{y:.1f}h5"/><text x="{_L - 8}" y="{y:.1f}" dy="4" '
-                   f'text-anchor="end">{_n(i * ys)}</text>')
-    out.append(f'<text x="{(_L + _W - _R) / 2}" y="{_H - 8}" text-anchor="middle">seconds since arrival</text>')
-    out.append(f'<text transform="translate(14,{(_T + _H - _B) / 2}) rotate(-90)" text-anchor="middle">'
-               'KV cache held (MB)</text>')
+    ax = linear_axes(max(r.e2e_s for r in d.regimes), max(r.peak_kv for r in d.regimes) / 1e6)
+    px, py = ax.px, ax.py
+    out = ax.draw("seconds since arrival", "KV cache held (MB)")
     for r, style in zip(d.regimes, _STYLES):
         pts = " ".join(f"{px(t):.1f},{py(b / 1e6):.1f}" for t, b in r.curve)
         ex, ey = px(r.e2e_s), py(r.peak_kv / 1e6)
         out.append(f'<polyline class="regime" data-label="{r.label}" data-e2e="{r.e2e_s!r}" '
                    f'data-peak="{r.peak_kv!r}" fill="none" stroke-width="2" {style} points="{pts}"/>'
-                   f'<text x="{min(ex + 6, _W - _R - 4):.1f}" y="{ey - 8:.1f}" '
+                   f'<text x="{min(ex + 6, _W - _R - 4):.1f}" y="{ey - 8 if ey - 8 > _T + 10 else ey + 16:.1f}" '
                    f'text-anchor="{"start" if ex < _W / 2 else "end"}">{r.label}: {U.fmt_seconds(r.e2e_s)}, '
                    f'{_n(r.peak_kv / 1e6)} MB</text>')
     fid = f"fig-cvr-{model.key.replace('.', '-')}"
     title = f"KV cache held by one chat and one reasoning request on {model.name}"
     desc = "; ".join(f"{r.label}: {_i(r.output_tokens)} output tokens, done after {U.fmt_seconds(r.e2e_s)} holding "
                      f"{U.fmt_bytes(r.peak_kv)} at the end" for r in d.regimes)
-    return (f'<figure class="msib-figure"><svg viewBox="0 0 {_W} {_H}" role="img" '
-            f'aria-labelledby="{fid}-t {fid}-d" font-size="12" fill="currentColor">'
-            f'<title id="{fid}-t">{title}</title><desc id="{fid}-d">{desc}. The area under each line is the KV '
-            f'byte-seconds the request pays for.</desc>{"".join(out)}</svg>'
-            f'<figcaption>{title}: same prompt, TTFT and TPOT, {_i(prompt)}-token prompt. Generated from the '
-            'same formulas as the table.</figcaption></figure>')
+    return svg_figure(fid, title, f"{desc}. The area under each line is the KV byte-seconds the request pays for.",
+                      out, f"{title}: same prompt, TTFT and TPOT, {_i(prompt)}-token prompt. Generated from the "
+                      "same formulas as the table.")
