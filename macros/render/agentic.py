@@ -148,7 +148,7 @@ def kv_hold_svg(model: Model, gpu: Gpu, fmt: Format = "bf16", kv_dtype: Format =
     x_end = min(x_hi, ax.y_hi / slope)       # the hold line stops where it leaves the plot
     out.append(f'<polyline class="hold" data-slope="{slope!r}" fill="none" stroke-width="2" '
                f'style="stroke:var(--md-typeset-a-color)" points="{px(0):.1f},{py(0):.1f} {px(x_end):.1f},'
-               f'{py(slope * x_end):.1f}"/><text x="{px(x_end) - 4:.1f}" y="{py(slope * x_end) + 16:.1f}" '
+               f'{py(slope * x_end):.1f}"/><text x="{px(x_end) - 10:.1f}" y="{py(slope * x_end) + 4:.1f}" '
                'text-anchor="end">hold in HBM</text>')
     out.append(f'<polyline class="recompute" data-level="{d.prefill_s!r}" fill="none" stroke-width="2" '
                f'stroke="currentColor" stroke-dasharray="6 4" points="{px(0):.1f},{py(d.prefill_s):.1f} '

@@ -159,6 +159,8 @@ def chat_vs_reasoning(model: Model, gpu: Gpu, fmt: Format = "bf16", expert_fmt: 
 _W, _H = 560, 300
 _L, _R, _T, _B = 62, 16, 14, 46
 _STYLES = ('stroke-dasharray="6 4" stroke="currentColor"', 'style="stroke:var(--md-typeset-a-color)"')
+_FILLS = ('fill="currentColor" opacity="0.3"', 'style="fill:var(--md-typeset-a-color)" opacity="0.15"')
+_MARKS = ('fill="currentColor"', 'style="fill:var(--md-typeset-a-color)"')
 
 
 def _nice_step(span: float) -> float:
@@ -231,13 +233,21 @@ def chat_vs_reasoning_svg(model: Model, gpu: Gpu, fmt: Format = "bf16", expert_f
     ax = linear_axes(max(r.e2e_s for r in d.regimes), max(r.peak_kv for r in d.regimes) / 1e6)
     px, py = ax.px, ax.py
     out = ax.draw("seconds since arrival", "KV cache held (MB)")
-    for r, style in zip(d.regimes, _STYLES):
+    # Fill the areas first (the byte-seconds each request pays for), the longer request underneath, then the
+    # lines and an end marker; the chat label sits below its end point, the reasoning one to the left of its own.
+    base = f"{px(0):.1f},{py(0):.1f}"
+    for r, fill in sorted(zip(d.regimes, _FILLS), key=lambda rf: -rf[0].e2e_s):
+        pts = " ".join(f"{px(t):.1f},{py(b / 1e6):.1f}" for t, b in r.curve)
+        out.append(f'<polygon class="area" {fill} points="{base} {pts} {px(r.e2e_s):.1f},{py(0):.1f}"/>')
+    for r, style, mark in zip(d.regimes, _STYLES, _MARKS):
         pts = " ".join(f"{px(t):.1f},{py(b / 1e6):.1f}" for t, b in r.curve)
         ex, ey = px(r.e2e_s), py(r.peak_kv / 1e6)
+        longest = r.e2e_s == max(q.e2e_s for q in d.regimes)
+        lx, ly, anchor = (ex - 10, ey + 4, "end") if longest else (ex + 6, ey + 18, "start")
         out.append(f'<polyline class="regime" data-label="{r.label}" data-e2e="{r.e2e_s!r}" '
                    f'data-peak="{r.peak_kv!r}" fill="none" stroke-width="2" {style} points="{pts}"/>'
-                   f'<text x="{min(ex + 6, _W - _R - 4):.1f}" y="{ey - 8 if ey - 8 > _T + 10 else ey + 16:.1f}" '
-                   f'text-anchor="{"start" if ex < _W / 2 else "end"}">{r.label}: {U.fmt_seconds(r.e2e_s)}, '
+                   f'<circle cx="{ex:.1f}" cy="{ey:.1f}" r="4" {mark}/>'
+                   f'<text x="{lx:.1f}" y="{ly:.1f}" text-anchor="{anchor}">{r.label}: {U.fmt_seconds(r.e2e_s)}, '
                    f'{_n(r.peak_kv / 1e6)} MB</text>')
     fid = f"fig-cvr-{model.key.replace('.', '-')}"
     title = f"KV cache held by one chat and one reasoning request on {model.name}"
