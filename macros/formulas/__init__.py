@@ -24,6 +24,7 @@ Modules by topic:
 - :mod:`.blocktable` paged-KV block tables with a shared prefix block and partly filled tails
 - :mod:`.engineconf` engine start-up memory ledger, TPOT-bounded batch, smallest TP per format
 - :mod:`.hybridmoe` Kimi Delta Attention layers and state, latent-MoE projections, MLA output gates
+- :mod:`.fleet_ops` fleet operation: TPOT, goodput, reasoning requests, admission, failure domains
 
 Every function documents its formula, units and assumptions, and raises ValueError on negative or
 nonsensical input. Nothing here formats numbers or imports MkDocs.
@@ -53,3 +54,4 @@ from .blocktable import *  # noqa: F401,F403
 from .engineconf import *  # noqa: F401,F403
 from .hybridmoe import *  # noqa: F401,F403
 from .fleet_routing import *  # noqa: F401,F403
+from .fleet_ops import *  # noqa: F401,F403

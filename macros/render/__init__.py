@@ -24,6 +24,9 @@ One module per topic, mirroring :mod:`macros.formulas`:
 - :mod:`.diagrams`   generated diagrams: paged-KV block tables, tensor-parallel all-reduces per layer
 - :mod:`.batchfig`   static against continuous batching over time (worked example and chart)
 - :mod:`.engineconf` start-up memory ledger, concurrency from the memory fraction, GPUs per format
+- :mod:`.fleet_ops`  fleet operation: TPOT vs ITL, goodput, shedding, failure domains
+- :mod:`.reasoning`  reasoning-length requests: latency, peak KV, chat against reasoning (table and figure)
+- :mod:`.agentic`    agent sessions: hold, recompute or reload the KV across a tool call (table and figure)
 
 Shared parts: :mod:`.registry` (the ``@macro`` decorator, argument conversion by parameter name,
 ``MACROS``), :mod:`.inputs` (catalog lookups and value checks), :mod:`.blocks` (links, the
@@ -66,6 +69,9 @@ from . import engineconf  # noqa: F401
 from . import nodefit  # noqa: F401
 from . import fleet_routing  # noqa: F401
 from . import fleet_scaling  # noqa: F401
+from . import fleet_ops  # noqa: F401
+from . import reasoning  # noqa: F401
+from . import agentic  # noqa: F401
 from .blocks import anchor_id, catalog_href, catalog_link, example_block
 from .registry import MACROS, REGISTRY, macro
 
