@@ -23,6 +23,7 @@ Modules by topic:
 - :mod:`.batchsim`  static against continuous batching of a fixed set of requests, step by step
 - :mod:`.blocktable` paged-KV block tables with a shared prefix block and partly filled tails
 - :mod:`.engineconf` engine start-up memory ledger, TPOT-bounded batch, smallest TP per format
+- :mod:`.cachesalt`  per-tenant prefix-cache salting: hit probabilities, recomputed prefill, resident copies
 - :mod:`.hybridmoe` Kimi Delta Attention layers and state, latent-MoE projections, MLA output gates
 
 Every function documents its formula, units and assumptions, and raises ValueError on negative or
@@ -53,3 +54,4 @@ from .blocktable import *  # noqa: F401,F403
 from .engineconf import *  # noqa: F401,F403
 from .hybridmoe import *  # noqa: F401,F403
 from .fleet_routing import *  # noqa: F401,F403
+from .cachesalt import *  # noqa: F401,F403

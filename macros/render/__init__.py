@@ -24,6 +24,7 @@ One module per topic, mirroring :mod:`macros.formulas`:
 - :mod:`.diagrams`   generated diagrams: paged-KV block tables, tensor-parallel all-reduces per layer
 - :mod:`.batchfig`   static against continuous batching over time (worked example and chart)
 - :mod:`.engineconf` start-up memory ledger, concurrency from the memory fraction, GPUs per format
+- :mod:`.cachesalt`   the cost of salting the prefix cache per tenant
 
 Shared parts: :mod:`.registry` (the ``@macro`` decorator, argument conversion by parameter name,
 ``MACROS``), :mod:`.inputs` (catalog lookups and value checks), :mod:`.blocks` (links, the
@@ -66,6 +67,7 @@ from . import engineconf  # noqa: F401
 from . import nodefit  # noqa: F401
 from . import fleet_routing  # noqa: F401
 from . import fleet_scaling  # noqa: F401
+from . import cachesalt  # noqa: F401
 from .blocks import anchor_id, catalog_href, catalog_link, example_block
 from .registry import MACROS, REGISTRY, macro
 
