@@ -23,6 +23,7 @@ Modules by topic:
 - :mod:`.batchsim`  static against continuous batching of a fixed set of requests, step by step
 - :mod:`.blocktable` paged-KV block tables with a shared prefix block and partly filled tails
 - :mod:`.engineconf` engine start-up memory ledger, TPOT-bounded batch, smallest TP per format
+- :mod:`.cachesalt`  per-tenant prefix-cache salting: hit probabilities, recomputed prefill, resident copies
 - :mod:`.hybridmoe` Kimi Delta Attention layers and state, latent-MoE projections, MLA output gates
 - :mod:`.fleet_ops` fleet operation: TPOT, goodput, reasoning requests, admission, failure domains
 
@@ -55,3 +56,4 @@ from .engineconf import *  # noqa: F401,F403
 from .hybridmoe import *  # noqa: F401,F403
 from .fleet_routing import *  # noqa: F401,F403
 from .fleet_ops import *  # noqa: F401,F403
+from .cachesalt import *  # noqa: F401,F403

@@ -27,6 +27,7 @@ One module per topic, mirroring :mod:`macros.formulas`:
 - :mod:`.fleet_ops`  fleet operation: TPOT vs ITL, goodput, shedding, failure domains
 - :mod:`.reasoning`  reasoning-length requests: latency, peak KV, chat against reasoning (table and figure)
 - :mod:`.agentic`    agent sessions: hold, recompute or reload the KV across a tool call (table and figure)
+- :mod:`.cachesalt`   the cost of salting the prefix cache per tenant
 
 Shared parts: :mod:`.registry` (the ``@macro`` decorator, argument conversion by parameter name,
 ``MACROS``), :mod:`.inputs` (catalog lookups and value checks), :mod:`.blocks` (links, the
@@ -72,6 +73,7 @@ from . import fleet_scaling  # noqa: F401
 from . import fleet_ops  # noqa: F401
 from . import reasoning  # noqa: F401
 from . import agentic  # noqa: F401
+from . import cachesalt  # noqa: F401
 from .blocks import anchor_id, catalog_href, catalog_link, example_block
 from .registry import MACROS, REGISTRY, macro
 
