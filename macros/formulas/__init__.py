@@ -21,6 +21,7 @@ Modules by topic:
 - :mod:`.kubernetes` probe timings from a load time, requests and limits with headroom, CFS quota
 - :mod:`.longctx`   one very long sequence: prefill MLP activation, chunks, total footprint
 - :mod:`.tuning`    tuning against targets: concurrency a target implies, batch ceiling under a step bound
+- :mod:`.evalstats` paired comparison of two models on the same items (McNemar, paired interval)
 
 Every function documents its formula, units and assumptions, and raises ValueError on negative or
 nonsensical input. Nothing here formats numbers or imports MkDocs.
@@ -46,3 +47,4 @@ from .kubernetes import *  # noqa: F401,F403
 from .transfer import *  # noqa: F401,F403
 from .vision import *  # noqa: F401,F403
 from .tuning import *  # noqa: F401,F403
+from .evalstats import *  # noqa: F401,F403

@@ -58,6 +58,7 @@ from . import figures  # noqa: F401
 from . import costplan  # noqa: F401
 from . import costchart  # noqa: F401
 from . import tuning  # noqa: F401
+from . import evalstats  # noqa: F401
 from .blocks import anchor_id, catalog_href, catalog_link, example_block
 from .registry import MACROS, REGISTRY, macro
 
