@@ -47,7 +47,7 @@ def paired_eval(n: int, base_correct: int, base_only: int, candidate_only: int, 
             f"(exact binomial: p {_p(r.exact_p_value)})")
     ex.step(f"paired 95% interval: {_pts(r.ci_low)} to {_pts(r.ci_high)}")
     ex.step(f"the same two accuracies treated as independent samples: z = {r.unpaired_z:.2f}")
-    verdict = ("the interval excludes zero: a real change" if r.ci_high < 0 or r.ci_low > 0
+    verdict = ("the interval excludes zero: a change beyond chance at the 95% level" if r.ci_high < 0 or r.ci_low > 0
                else "the interval includes zero: not distinguishable from no change on this set")
     ex.result(f"{_pts(r.difference)}, {verdict}")
     ex.note("Assumes deterministic scoring of each item (greedy decoding or a fixed seed), so that b and c "
