@@ -60,7 +60,6 @@ def block_hashes(tokens: Sequence[int], block_size: int) -> list[bytes]:
 # --8<-- [end:hashes]
 
 
-# --8<-- [start:router]
 @dataclass(frozen=True)
 class Route:
     replica: str
@@ -69,6 +68,7 @@ class Route:
     ticket: int          # pass to finish() when the prefill is done
 
 
+# --8<-- [start:state]
 class PrefixRouter:
     """Longest-prefix match over chained block hashes, traded against each replica's pending prefill."""
 
@@ -85,6 +85,7 @@ class PrefixRouter:
         self._tickets: dict[int, tuple[str, int, int]] = {}  # ticket -> (replica, incarnation, tokens added)
         self._next_ticket = itertools.count(1)
         self._next_incarnation = itertools.count()
+        # --8<-- [end:state]
         try:
             names = list(replicas) if not isinstance(replicas, str) else [replicas]
         except TypeError:
@@ -93,6 +94,75 @@ class PrefixRouter:
             raise ValueError("replicas must name at least one replica")
         for name in names:
             self.add_replica(name)
+
+    # --8<-- [start:core]
+    def route(self, tokens: Sequence[int]) -> Route:
+        """Pick a replica for a prompt, record its blocks there, and add its uncached tokens to its load."""
+        hashes = block_hashes(tokens, self._block)  # O(P), outside the lock
+        prompt = len(tokens)
+        if prompt == 0:
+            raise ValueError("tokens must not be empty")
+        usable = (prompt - 1) // self._block  # the engine recomputes at least the last token
+        with self._lock:
+            matched = self._match(hashes[:usable])
+            best, best_key = "", (0.0, 0, 0)
+            for name, pos in self._order.items():
+                cost = self._load_weight * self._pending[name] + prompt - matched.get(name, 0) * self._block
+                key = (cost, self._pending[name], pos)
+                if not best or key < best_key:
+                    best, best_key = name, key
+            cached = matched.get(best, 0) * self._block
+            self._remember(best, hashes)
+            ticket = next(self._next_ticket)
+            self._pending[best] += prompt - cached
+            self._tickets[ticket] = (best, self._order[best], prompt - cached)
+            return Route(best, cached, best_key[0], ticket)
+
+    def _match(self, hashes: list[bytes]) -> dict[str, int]:  # caller holds the lock
+        """Per replica, the number of leading blocks it holds (absent: none)."""
+        matched: dict[str, int] = {}
+        alive: set[str] | None = None
+        for i, h in enumerate(hashes):
+            holders = self._index.get(h)
+            if not holders:
+                break
+            alive = set(holders) if alive is None else alive & holders
+            if not alive:
+                break
+            for name in alive:
+                matched[name] = i + 1
+        return matched
+    # --8<-- [end:core]
+
+    def _remember(self, name: str, hashes: list[bytes]) -> None:  # caller holds the lock
+        lru = self._lru[name]
+        for h in reversed(hashes):  # tail first, so the head is the most recent and is evicted last
+            if h in lru:
+                lru.move_to_end(h)
+            else:
+                lru[h] = None
+                self._index.setdefault(h, set()).add(name)
+        while len(lru) > self._capacity:
+            old, _ = lru.popitem(last=False)
+            self._drop(old, name)
+
+    def _drop(self, h: bytes, name: str) -> None:  # caller holds the lock
+        holders = self._index[h]
+        holders.discard(name)
+        if not holders:
+            del self._index[h]
+
+    def finish(self, ticket: int) -> None:
+        """The routed request's prefill is done: take its tokens off the replica's pending load."""
+        if isinstance(ticket, bool) or not isinstance(ticket, int):  # True and 1.0 would find ticket 1
+            raise ValueError(f"a ticket is an int from route(), got {ticket!r}")
+        with self._lock:
+            try:
+                name, incarnation, tokens = self._tickets.pop(ticket)
+            except KeyError:
+                raise ValueError(f"unknown or already finished ticket {ticket!r}") from None
+            if self._order.get(name) == incarnation:  # not a removed replica, nor a new one of that name
+                self._pending[name] -= tokens
 
     def add_replica(self, name: str) -> None:
         """A new, empty replica: it holds nothing and has no pending work (even if the name was used before)."""
@@ -116,40 +186,6 @@ class PrefixRouter:
                 self._drop(h, name)
             del self._pending[name], self._order[name]
 
-    def route(self, tokens: Sequence[int]) -> Route:
-        """Pick a replica for a prompt, record its blocks there, and add its uncached tokens to its load."""
-        hashes = block_hashes(tokens, self._block)  # O(P), outside the lock
-        prompt = len(tokens)
-        if prompt == 0:
-            raise ValueError("tokens must not be empty")
-        usable = (prompt - 1) // self._block  # the engine recomputes at least the last token
-        with self._lock:
-            matched = self._match(hashes[:usable])
-            best, best_key = "", (0.0, 0, 0)
-            for name, pos in self._order.items():
-                cost = self._load_weight * self._pending[name] + prompt - matched.get(name, 0) * self._block
-                key = (cost, self._pending[name], pos)
-                if not best or key < best_key:
-                    best, best_key = name, key
-            cached = matched.get(best, 0) * self._block
-            self._remember(best, hashes)
-            ticket = next(self._next_ticket)
-            self._pending[best] += prompt - cached
-            self._tickets[ticket] = (best, self._order[best], prompt - cached)
-            return Route(best, cached, best_key[0], ticket)
-
-    def finish(self, ticket: int) -> None:
-        """The routed request's prefill is done: take its tokens off the replica's pending load."""
-        if isinstance(ticket, bool) or not isinstance(ticket, int):  # True and 1.0 would find ticket 1
-            raise ValueError(f"a ticket is an int from route(), got {ticket!r}")
-        with self._lock:
-            try:
-                name, incarnation, tokens = self._tickets.pop(ticket)
-            except KeyError:
-                raise ValueError(f"unknown or already finished ticket {ticket!r}") from None
-            if self._order.get(name) == incarnation:  # not a removed replica, nor a new one of that name
-                self._pending[name] -= tokens
-
     def pending(self, name: str) -> int:
         """Prefill tokens routed to ``name`` and not yet finished."""
         _check_name(name)
@@ -166,41 +202,7 @@ class PrefixRouter:
                 raise ValueError(f"unknown replica {name!r}")
             return frozenset(self._lru[name])
 
-    def _match(self, hashes: list[bytes]) -> dict[str, int]:  # caller holds the lock
-        """Per replica, the number of leading blocks it holds (absent: none)."""
-        matched: dict[str, int] = {}
-        alive: set[str] | None = None
-        for i, h in enumerate(hashes):
-            holders = self._index.get(h)
-            if not holders:
-                break
-            alive = set(holders) if alive is None else alive & holders
-            if not alive:
-                break
-            for name in alive:
-                matched[name] = i + 1
-        return matched
-
-    def _remember(self, name: str, hashes: list[bytes]) -> None:  # caller holds the lock
-        lru = self._lru[name]
-        for h in reversed(hashes):  # tail first, so the head is the most recent and is evicted last
-            if h in lru:
-                lru.move_to_end(h)
-            else:
-                lru[h] = None
-                self._index.setdefault(h, set()).add(name)
-        while len(lru) > self._capacity:
-            old, _ = lru.popitem(last=False)
-            self._drop(old, name)
-
-    def _drop(self, h: bytes, name: str) -> None:  # caller holds the lock
-        holders = self._index[h]
-        holders.discard(name)
-        if not holders:
-            del self._index[h]
-
 
 def _check_name(name: object) -> None:
     if not isinstance(name, str) or not name:
         raise ValueError(f"a replica name must be a non-empty str, got {name!r}")
-# --8<-- [end:router]
