@@ -28,7 +28,7 @@ QUERIES = {
     "model registry": {65}, "shadow deployment": {68}, "token bucket": {93},
     "sliding window P99": {91}, "FlashMLA": {75}, "Sarathi": {76, 81}, "EAGLE3": {78},
     "Polygraphy": {25, 16}, "gpu_memory_utilization": {18, 4, 80, 31, 35},
-    "max_num_seqs": {20, 36, 67}, "SLO": {54},
+    "max_num_seqs": {20, 36, 67}, "SLO": {54, 142},
     # Spaced forms of CamelCase names, phrases whose page ranked low before, and ids.
     "paged attention": {77}, "time to first token": {3, 81, 74, 112}, "arithmetic intensity": {7},
     "error budget": {54}, "training serving skew": {69}, "Q75": {75}, "75": {75}, "Q7": {7},
