@@ -54,3 +54,4 @@ from .engineconf import *  # noqa: F401,F403
 from .hybridmoe import *  # noqa: F401,F403
 from .fleet_routing import *  # noqa: F401,F403
 from .fleet_fp4 import *  # noqa: F401,F403
+from .fleet_streaming import *  # noqa: F401,F403

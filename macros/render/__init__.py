@@ -67,6 +67,7 @@ from . import nodefit  # noqa: F401
 from . import fleet_routing  # noqa: F401
 from . import fleet_scaling  # noqa: F401
 from . import fleet_fp4  # noqa: F401
+from . import fleet_streaming  # noqa: F401
 from .blocks import anchor_id, catalog_href, catalog_link, example_block
 from .registry import MACROS, REGISTRY, macro
 
