@@ -85,6 +85,8 @@ def test_worked_example_against_the_config_by_hand():
     assert U.fmt_seconds(2 * _MATMUL * 8192 / (2.25e15 * 0.5)) in html
     # decode bound at 7.7 TB/s
     assert U.fmt_rate(7.7e12 / nvfp4) in html
+    # vLLM 0.11's Mxfp4Config quantizes MoE layers only: the MXFP4 row of a dense model is size only
+    assert "MoE expert layers alone" in html
 
 
 def test_block_bits_example_renders_both_formats():

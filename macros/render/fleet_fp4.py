@@ -114,7 +114,7 @@ def fp4_tradeoff(model: Model, gpu: Gpu, tokens: int = 8192, mfu: float = 0.5) -
     w8, d8, p8 = results["fp8"]
     w4, d4, p4 = results["nvfp4-w4a4"]
     _, _, p4w = results["nvfp4-w4a16"]
-    ex.step(f"NVFP4 W4A4 weights: {_i(matmul)} × {_bits(4.5)} / 8 + {_i(b.embeddings)} × 2 = {_i(w4)} bytes")
+    ex.step(f"NVFP4 W4A4 weights: {_i(matmul)} × {_bits(c.format('nvfp4').bits_per_weight)} / 8 + {_i(b.embeddings)} × 2 = {_i(w4)} bytes")
     ex.step(f"NVFP4 W4A4 prefill: 2 × {_i(matmul)} × {_i(tokens)} / ({U.fmt_flops(fp4)} × {_n(mfu)}) = "
             f"{U.fmt_seconds(p4)}")
     ex.table("\n".join(rows))
@@ -124,5 +124,6 @@ def fp4_tradeoff(model: Model, gpu: Gpu, tokens: int = 8192, mfu: float = 0.5) -
     ex.note("Bounds, not measurements: decode ignores KV reads (which FP4 weights do not shrink) and kernel "
             "overheads; prefill ignores attention, which the engines keep in BF16 or FP8. The weight-only rows "
             "are the path on GPUs without FP4 tensor cores (vLLM 0.11 runs compressed-tensors NVFP4 as W4A16 "
-            "through Marlin there, on compute capability 8.0 and up).")
+            "through Marlin there, on compute capability 8.0 and up). The MXFP4 row shows the format's size only: "
+            "vLLM 0.11 applies MXFP4 to MoE expert layers alone, so a dense model has no MXFP4 path there.")
     return ex.render()
