@@ -30,7 +30,7 @@ these they this tis to too twas us wants was we were what when where which while
 would yet you your""".split())
 
 REPEATS = 1     # a word's occurrences kept per section: enough for term frequency to separate pages
-HEAD_CHARS = 240  # the result teaser shows two or three lines; the head covers them
+HEAD_CHARS = 200  # the result teaser shows two or three lines; the head covers them
 TAG = re.compile(r"<[^>]+>")
 QID = re.compile(r"\bQ\d+\b")           # "Q75" in a cross-link's text: the id belongs to Q75's own entry
 CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")  # the words of a CamelCase name
@@ -104,7 +104,8 @@ def question_keys(title: str, description: str, key_points: tuple[str, ...]) -> 
     longs = [long for short, long in SYNONYMS.items() if re.search(rf"\b{short}\b", text)]
     shorts = [short for short, long in SYNONYMS.items() if long in text.lower()]
     parts = camel_parts(text, re.compile(r"[^\w]+"), {})
-    return plain(" ".join([text, *longs, *shorts, *parts]))
+    # The title is already the entry's title field; the summary field carries the rest.
+    return plain(" ".join([description, *key_points, *longs, *shorts, *parts]))
 
 
 def question_ids(qid: int) -> str:

@@ -61,3 +61,5 @@ from .fleet_ops import *  # noqa: F401,F403
 from .cachesalt import *  # noqa: F401,F403
 from .tuning import *  # noqa: F401,F403
 from .evalstats import *  # noqa: F401,F403
+from .fleet_fp4 import *  # noqa: F401,F403
+from .fleet_streaming import *  # noqa: F401,F403
