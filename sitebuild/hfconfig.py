@@ -170,7 +170,7 @@ def parse_config(cfg) -> dict:
             found.append("first_k_dense_replace")
         for key, ok in (("moe_layer_freq", 1), ("decoder_sparse_step", 1)):
             if _has(cfg, key):
-                if cfg[key] != ok:
+                if cfg[key] != ok or isinstance(cfg[key], bool):
                     err.append([key, f"MoE layers at a period other than every layer ({cfg[key]!r}) are not modelled"])
                 else:
                     found.append(key)
@@ -266,7 +266,7 @@ def parse_config(cfg) -> dict:
             res["fmt"], res["expert_fmt"] = fmt, efmt
     if res["fmt"] is None:
         dtype = top.get("torch_dtype", top.get("dtype", cfg.get("torch_dtype", cfg.get("dtype"))))
-        res["fmt"] = {"bfloat16": "bf16", "float16": "bf16", "float32": "fp32"}.get(dtype)
+        res["fmt"] = {"bfloat16": "bf16", "float16": "bf16", "float32": "fp32"}.get(dtype) if isinstance(dtype, str) else None
     if err:
         return res
     res["model"] = Model(
