@@ -207,7 +207,8 @@ def parse_config(cfg) -> dict:
     elif _has(cfg, "sliding_window") and layers:
         if mtype in USE_SLIDING_FLAG:
             if cfg.get("use_sliding_window"):
-                err.append(["use_sliding_window", "sliding window on the layers past max_window_layers is not modelled"])
+                err.append(["use_sliding_window",
+                            "sliding window on the layers past max_window_layers is not modelled"])
             else:
                 res["notes"].append(["sliding_window", "ignored: use_sliding_window is off"])
         elif mtype in ALL_LAYERS_SLIDING:
@@ -266,7 +267,8 @@ def parse_config(cfg) -> dict:
             res["fmt"], res["expert_fmt"] = fmt, efmt
     if res["fmt"] is None:
         dtype = top.get("torch_dtype", top.get("dtype", cfg.get("torch_dtype", cfg.get("dtype"))))
-        res["fmt"] = {"bfloat16": "bf16", "float16": "bf16", "float32": "fp32"}.get(dtype) if isinstance(dtype, str) else None
+        dtypes = {"bfloat16": "bf16", "float16": "bf16", "float32": "fp32"}
+        res["fmt"] = dtypes.get(dtype) if isinstance(dtype, str) else None
     if err:
         return res
     res["model"] = Model(

@@ -178,7 +178,9 @@ def mismatches(expected, actual, path: str = "") -> list[str]:
         if len(expected) != len(actual):
             return [f"{path}: python {list(expected)!r} != js {list(actual)!r}"]
         return [m for i, (e, a) in enumerate(zip(expected, actual)) for m in mismatches(e, a, f"{path}[{i}]")]
-    return [] if expected == actual and type(expected) is type(actual) else [f"{path}: python {expected!r} != js {actual!r}"]
+    if expected == actual and type(expected) is type(actual):
+        return []
+    return [f"{path}: python {expected!r} != js {actual!r}"]
 
 
 def all_mismatches(expected: list[dict], actual: list[dict]) -> list[str]:
