@@ -208,3 +208,22 @@ def test_script_and_data_within_budget(built_site):
     js = built_site / "assets" / "javascripts"
     total = sum(len(gzip.compress((js / name).read_bytes(), 9)) for name in SCRIPTS)
     assert total <= BUDGET_GZIP, f"calculator script + data: {total} bytes gzipped > {BUDGET_GZIP}"
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_on_the_calculator_with_every_panel_open(browser, served_site, scheme):
+    """The default state is in test_accessibility.py; here the pasted-config panel, its read-out, the
+    custom-GPU fields and field messages are all showing."""
+    from test_accessibility import describe, run_axe
+    context, pg = recording_page(browser, scheme)
+    try:
+        pg.goto(served_site + "calculator/?m=paste&g=custom&gmem=80&gbw=&gbf16=989&n=1&c=0")
+        pg.fill("[name=cfg]", (CONFIGS / "qwen3-next-80b-a3b.json").read_text(encoding="utf-8"))
+        assert pg.locator("#calc-config-read li").count() >= 3 and pg.inner_text("#calc-gbw-msg")
+        serious = [v for v in run_axe(pg) if v["impact"] in ("serious", "critical")]
+        assert not serious, describe(serious)
+        for control in pg.locator("#calc-form select, #calc-form input, #calc-form textarea").all():
+            cid = control.get_attribute("id")
+            assert pg.locator(f"label[for={cid}]").count() == 1, f"{cid} has no label"
+    finally:
+        context.close()
