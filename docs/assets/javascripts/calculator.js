@@ -247,8 +247,6 @@
   }
 
   var linkNotes = load();
-  $("calc-nojs").hidden = true;
-  form.hidden = false;
   form.addEventListener("input", function (ev) { update(ev.target === field("cfg")); });
   form.addEventListener("change", function (ev) { update(ev.target === field("cfg") || ev.target === field("m")); });
   form.addEventListener("submit", function (ev) { ev.preventDefault(); });

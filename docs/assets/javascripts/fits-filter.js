@@ -42,9 +42,9 @@
   }
   var sm = select("model", "Model", "All models", sections.map(function (s) { return [s.key, s.name]; }));
   var sg = select("gpu", "GPU", "All GPUs", gpus), sf = select("fmt", "Format", "All formats", fmts);
-  var first = sections[0].nodes[sections[0].nodes.length - 1];
-  first.parentNode.insertBefore(form, first);
-  first.parentNode.insertBefore(status, first);
+  var slot = document.getElementById("fits-filter"), first = sections[0].nodes[sections[0].nodes.length - 1];
+  if (slot) { slot.appendChild(form); slot.appendChild(status); }  // space kept for it: no layout shift
+  else { first.parentNode.insertBefore(form, first); first.parentNode.insertBefore(status, first); }
   var q = new URLSearchParams(location.search);
   [[sm, "model"], [sg, "gpu"], [sf, "fmt"]].forEach(function (p) {
     var v = q.get(p[1]);
