@@ -136,3 +136,20 @@ def test_a_custom_gpu_without_fp8_has_no_fp8_prefill():
     r = evaluate(cat.model("llama-3.1-8b"), custom_gpu(24e9, 1e12, 165e12), cat.format("fp8"), cat.format("bf16"),
                  None, 1, 4096, 1, 0.9)
     assert "prefill_s" not in r and r["prefill_peak_label"] == "no FP8 tensor rate" and r["fits"]
+
+
+def test_the_build_stops_on_a_field_the_calculator_cannot_export(monkeypatch):
+    from types import SimpleNamespace
+
+    from mkdocs.exceptions import PluginError
+
+    from sitebuild import hooks
+    from sitekit import ROOT
+
+    def refuse(cat=None):
+        raise CalculatorExportError("macros/catalog/models.yaml: models[kimi-k3]: field 'latent_moe' is not known")
+
+    monkeypatch.setattr(hooks, "calculator_script", refuse)
+    config = SimpleNamespace(docs_dir=str(ROOT / "docs"), nav=["index.md", hooks.NAV_PLACEHOLDER])
+    with pytest.raises(PluginError, match=r"models\[kimi-k3\]: field 'latent_moe'"):
+        hooks.on_config(config)

@@ -516,7 +516,8 @@
   }
 
   root.MSIBCalcEngine = {
-    floorDiv: floorDiv, paramBreakdown: paramBreakdown, weightBytes: weightBytes, kvBytesPerToken: kvBytesPerToken,
+    floorDiv: floorDiv, paramBreakdown: paramBreakdown, weightBytes: weightBytes,
+    weightBytesBreakdown: weightBytesBreakdown, embeddingBits: embeddingBits, kvBytesPerToken: kvBytesPerToken,
     kvBytesPerSequence: kvBytesPerSequence, validTpDegrees: validTpDegrees, modelTpProblem: modelTpProblem,
     evaluate: evaluate, parseConfig: parseConfig
   };

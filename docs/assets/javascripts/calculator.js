@@ -170,6 +170,10 @@
       params(r.params_active) + ") active per token");
     s = section("r-weights", "Weights");
     s.formula("bytes = parameters × bits / 8, per part (embeddings at the format's embedding bits" + (fe ? ", routed experts in " + fe.key : "") + ")");
+    var wb = E.weightBytesBreakdown(m, f, fe), eb = E.embeddingBits(f), xb = fe ? fe.bits_per_weight : f.bits_per_weight;
+    s.step("= " + int(b.embeddings) + " × " + eb + " / 8 (embeddings) + " + int(b.routed_experts) + " × " + xb +
+      " / 8 (routed experts) + " + int(b.total - b.embeddings - b.routed_experts) + " × " + f.bits_per_weight +
+      " / 8 (the rest) = " + gb(wb.embeddings) + " + " + gb(wb.routed_experts) + " + " + gb(wb.rest));
     s.result(gb(r.weights_total) + " in " + f.name);
     var cl = [m.num_hidden_layers - (m.sliding_window ? m.sliding_window.num_sliding_layers : 0) - (m.linear_attention ? m.linear_attention.num_linear_layers : 0),
       m.sliding_window ? m.sliding_window.num_sliding_layers : 0];
@@ -196,7 +200,7 @@
     }
     s = section("r-fit", "Does it fit");
     s.formula("KV budget per GPU = memory × fraction − weights per GPU − activations − runtime reserve");
-    s.step("weights per GPU = " + gb(r.weights_total) + " / " + n + (r.replicated_extra ? " + " + gb(r.replicated_extra) + " replicated" : "") + " = " + gb(r.weights_per_gpu));
+    s.step("weights per GPU = " + gb(r.weights_total) + " / " + n + (r.replicated_extra ? " + " + int(r.replicated_extra) + " bytes replicated on every GPU" : "") + " = " + gb(r.weights_per_gpu));
     s.step("= " + gb(g.memory_bytes) + " × " + u + " − " + gb(r.weights_per_gpu) + " − " + gb(d.activation_bytes) + " − " + gb(d.reserve_bytes) + " = " + gb(r.kv_budget));
     s.step("KV per sequence per GPU, paged: " + r.blocks_per_sequence + " blocks of " + d.block_size + " tokens = " + gb(r.kv_per_sequence_gpu) + "; × " + c + " sequences = " + gb(r.kv_load_gpu));
     if (!r.fits) { s.result("Does not fit: the weights alone leave no room for a KV cache (short by " + gb(-r.kv_budget) + " per GPU)."); }
