@@ -153,3 +153,12 @@ def test_the_build_stops_on_a_field_the_calculator_cannot_export(monkeypatch):
     config = SimpleNamespace(docs_dir=str(ROOT / "docs"), nav=["index.md", hooks.NAV_PLACEHOLDER])
     with pytest.raises(PluginError, match=r"models\[kimi-k3\]: field 'latent_moe'"):
         hooks.on_config(config)
+
+
+@pytest.mark.parametrize("name", ["calc-engine.js", "calculator.js", "fits-filter.js"])
+def test_the_scripts_never_write_markup(name):
+    """Pasted and linked text reaches the page through textContent only."""
+    from sitekit import ROOT
+    text = (ROOT / "docs" / "assets" / "javascripts" / name).read_text(encoding="utf-8")
+    for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"):
+        assert sink not in text, f"{name} uses {sink}"

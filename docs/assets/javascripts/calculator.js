@@ -251,7 +251,8 @@
   }
 
   var linkNotes = load();
-  form.addEventListener("input", function (ev) { update(ev.target === field("cfg")); });
+  var clearLinkNotes = function () { linkNotes.forEach(function (n) { msg(n[0], ""); }); linkNotes = []; };
+  form.addEventListener("input", function (ev) { clearLinkNotes(); update(ev.target === field("cfg")); });
   form.addEventListener("change", function (ev) { update(ev.target === field("cfg") || ev.target === field("m")); });
   form.addEventListener("submit", function (ev) { ev.preventDefault(); });
   update(false);
