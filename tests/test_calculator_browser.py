@@ -133,8 +133,8 @@ BAD_CONFIGS = [
 
 
 @pytest.mark.parametrize("text, field, message", BAD_CONFIGS)
-def test_bad_config_gets_a_message_next_to_the_field(ctx, served_site, text, field, message):
-    ctx.goto(served_site + "calculator/?m=paste")
+def test_bad_config_gets_a_message_next_to_the_field(ctx, where, text, field, message):
+    ctx.goto(where[0] + "?m=paste")
     ctx.fill("[name=cfg]", text)
     assert message in ctx.inner_text(f"#calc-{'config' if field == 'cfg' else field}-msg")
     assert ctx.get_attribute("#calc-config", "aria-invalid") == "true"
@@ -148,8 +148,8 @@ def test_bad_config_gets_a_message_next_to_the_field(ctx, served_site, text, fie
     ("c", "0", "whole number of sequences"), ("n", "abc", "whole number of GPUs"),
     ("u", "1.5", "between 0 and 1"), ("mfu", "0", "between 0 and 1"),
 ])
-def test_bad_number_gets_a_message_next_to_the_field(ctx, served_site, key, value, message):
-    ctx.goto(served_site + "calculator/")
+def test_bad_number_gets_a_message_next_to_the_field(ctx, where, key, value, message):
+    ctx.goto(where[0])
     ctx.fill(f"[name={key}]", value)
     field_id = ctx.get_attribute(f"[name={key}]", "id")
     assert message in ctx.inner_text(f"#{field_id}-msg")
@@ -165,8 +165,8 @@ def test_custom_gpu_and_its_bad_values(ctx, served_site):
     assert_no_junk(ctx)
 
 
-def test_a_tp_degree_that_does_not_divide_the_heads(ctx, served_site):
-    ctx.goto(served_site + "calculator/?m=llama-3.1-70b&n=3")
+def test_a_tp_degree_that_does_not_divide_the_heads(ctx, where):
+    ctx.goto(where[0] + "?m=llama-3.1-70b&n=3")
     msg = ctx.inner_text("#calc-n-msg")
     assert "num_attention_heads 64 is not divisible by TP 3" in msg and "Valid: 1, 2, 4, 8, 16" in msg
     assert "Needs a valid GPU count" in ctx.inner_text("#r-fit")

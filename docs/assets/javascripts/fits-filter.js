@@ -17,10 +17,10 @@
     nodes.push(n);
     sections.push({ key: t.getAttribute("data-model") || n.id.replace(/^fits-/, ""),
       name: n.firstChild.textContent.trim(), nodes: nodes, table: t });
-    t.querySelectorAll("tbody tr").forEach(function (tr) {
+    sections[sections.length - 1].rows = Array.prototype.map.call(t.querySelectorAll("tr"), function (tr) {
       var a = tr.querySelector("td a"), k = key(a, "gpu");
-      tr.setAttribute("data-gpu", k);
       if (k && !seen[k]) { seen[k] = true; gpus.push([k, a.textContent.trim()]); }
+      return { tr: tr, gpu: k };
     });
   });
   tables[0].querySelectorAll("thead th").forEach(function (th, i) {
@@ -50,19 +50,24 @@
     var v = q.get(p[1]);
     if (v && Array.prototype.some.call(p[0].options, function (o) { return o.value === v; })) { p[0].value = v; }
   });
+  // Only elements whose state changes are touched: with no filter set, opening the page writes nothing.
+  var set = function (node, hide) { if (node.hidden !== hide) { node.hidden = hide; } };
+  var lastCol = null;
   function apply() {
     var col = null, shown = 0;
     fmts.forEach(function (f) { if (f[0] === sf.value) { col = f[2]; } });
     sections.forEach(function (s) {
       var on = !sm.value || sm.value === s.key;
-      s.nodes.forEach(function (n) { n.hidden = !on; });
+      s.nodes.forEach(function (n) { set(n, !on); });
       if (on) { shown++; }
-      s.table.querySelectorAll("tr").forEach(function (tr) {
-        var g = tr.getAttribute("data-gpu");
-        tr.hidden = !!(sg.value && g && g !== sg.value);
-        Array.prototype.forEach.call(tr.children, function (cell, i) { cell.hidden = col !== null && i >= 2 && i !== col; });
+      s.rows.forEach(function (r) {
+        set(r.tr, !!(sg.value && r.gpu && r.gpu !== sg.value));
+        if (col !== lastCol) {
+          Array.prototype.forEach.call(r.tr.children, function (cell, i) { set(cell, col !== null && i >= 2 && i !== col); });
+        }
       });
     });
+    lastCol = col;
     status.textContent = "Showing " + shown + (shown === 1 ? " model" : " models") + ", " +
       (sg.value ? "one GPU" : gpus.length + " GPUs") + ", " + (sf.value ? "one format" : fmts.length + " formats") + ".";
     var p = new URLSearchParams();
