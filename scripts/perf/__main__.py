@@ -293,7 +293,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scaling-repeat", type=int, default=2, help="builds per point for --scaling (fastest kept)")
     ap.add_argument("--no-prune-compare", action="store_true",
                     help="with --scaling, skip the builds with navigation.prune switched off")
-    ap.add_argument("--lighthouse", action="store_true", help="Lighthouse on the home page, two question pages, practice, calculator, what-fits")
+    ap.add_argument("--lighthouse", action="store_true",
+                    help="Lighthouse on home, two question pages, practice, calculator, what-fits")
     ap.add_argument("--no-network", action="store_true", help="strict builds with the network disabled")
     ap.add_argument("--breakdown", action="store_true", help="time each plugin/hook event, template and macro")
     ap.add_argument("--all", action="store_true", help="everything above")
