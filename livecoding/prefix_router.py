@@ -13,7 +13,10 @@ and picks the replica with the lowest estimated cost, in prompt tokens still to 
 
 ``pending(r)`` is the prefill work the router has sent to ``r`` and not yet seen finish: with
 ``load_weight = 1`` the cost is proportional to the replica's time to first token at a fixed prefill
-rate. Ties go to the replica with less pending work, then to the first in the order given.
+rate. Ties go to the replica with less pending work, then to the one added first. As in vLLM 0.11
+(``KVCacheManager.get_computed_blocks``), a hit covers at most ``prompt - 1`` tokens in whole blocks:
+the engine needs the last token's logits, so a fully cached, block-aligned prompt recomputes its last
+block.
 
 Complexity: hashing a prompt of ``P`` tokens is O(P); matching its ``B = P / block_size`` blocks costs
 O(B) dictionary lookups plus O(B x R) set work in the worst case for ``R`` replicas, independent of how
@@ -57,7 +60,6 @@ def block_hashes(tokens: Sequence[int], block_size: int) -> list[bytes]:
 # --8<-- [end:hashes]
 
 
-# --8<-- [start:router]
 @dataclass(frozen=True)
 class Route:
     replica: str
@@ -66,6 +68,7 @@ class Route:
     ticket: int          # pass to finish() when the prefill is done
 
 
+# --8<-- [start:state]
 class PrefixRouter:
     """Longest-prefix match over chained block hashes, traded against each replica's pending prefill."""
 
@@ -75,48 +78,33 @@ class PrefixRouter:
         self._capacity = check_count("capacity_blocks", capacity_blocks)
         self._load_weight = check_real("load_weight", load_weight, allow_inf=False)
         self._lock = threading.Lock()
-        self._order: dict[str, int] = {}                   # replica -> position, for tie-breaks
+        self._order: dict[str, int] = {}                   # replica -> incarnation, increasing: tie-breaks
         self._lru: dict[str, OrderedDict[bytes, None]] = {}  # replica -> its hashes, oldest first
         self._pending: dict[str, int] = {}                 # replica -> prefill tokens in flight
         self._index: dict[bytes, set[str]] = {}            # hash -> replicas believed to hold it
-        self._tickets: dict[int, tuple[str, int]] = {}     # ticket -> (replica, tokens it added)
+        self._tickets: dict[int, tuple[str, int, int]] = {}  # ticket -> (replica, incarnation, tokens added)
         self._next_ticket = itertools.count(1)
-        names = list(replicas) if not isinstance(replicas, str) else [replicas]
+        self._next_incarnation = itertools.count()
+        # --8<-- [end:state]
+        try:
+            names = list(replicas) if not isinstance(replicas, str) else [replicas]
+        except TypeError:
+            raise ValueError(f"replicas must be an iterable of names, got {replicas!r}") from None
         if not names:
             raise ValueError("replicas must name at least one replica")
         for name in names:
             self.add_replica(name)
 
-    def add_replica(self, name: str) -> None:
-        """A new, empty replica: it holds nothing and has no pending work."""
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"a replica name must be a non-empty str, got {name!r}")
-        with self._lock:
-            if name in self._lru:
-                raise ValueError(f"replica {name!r} already exists")
-            self._order[name] = len(self._order)
-            self._lru[name] = OrderedDict()
-            self._pending[name] = 0
-
-    def remove_replica(self, name: str) -> None:
-        """Forget a replica and everything it held; its open tickets can still be finished."""
-        with self._lock:
-            if name not in self._lru:
-                raise ValueError(f"unknown replica {name!r}")
-            if len(self._lru) == 1:
-                raise ValueError("cannot remove the last replica")
-            for h in self._lru.pop(name):
-                self._drop(h, name)
-            del self._pending[name], self._order[name]
-
+    # --8<-- [start:core]
     def route(self, tokens: Sequence[int]) -> Route:
         """Pick a replica for a prompt, record its blocks there, and add its uncached tokens to its load."""
         hashes = block_hashes(tokens, self._block)  # O(P), outside the lock
-        if not tokens:
-            raise ValueError("tokens must not be empty")
         prompt = len(tokens)
+        if prompt == 0:
+            raise ValueError("tokens must not be empty")
+        usable = (prompt - 1) // self._block  # the engine recomputes at least the last token
         with self._lock:
-            matched = self._match(hashes)
+            matched = self._match(hashes[:usable])
             best, best_key = "", (0.0, 0, 0)
             for name, pos in self._order.items():
                 cost = self._load_weight * self._pending[name] + prompt - matched.get(name, 0) * self._block
@@ -127,32 +115,8 @@ class PrefixRouter:
             self._remember(best, hashes)
             ticket = next(self._next_ticket)
             self._pending[best] += prompt - cached
-            self._tickets[ticket] = (best, prompt - cached)
+            self._tickets[ticket] = (best, self._order[best], prompt - cached)
             return Route(best, cached, best_key[0], ticket)
-
-    def finish(self, ticket: int) -> None:
-        """The routed request's prefill is done: take its tokens off the replica's pending load."""
-        with self._lock:
-            try:
-                name, tokens = self._tickets.pop(ticket)
-            except (KeyError, TypeError):
-                raise ValueError(f"unknown or already finished ticket {ticket!r}") from None
-            if name in self._pending:
-                self._pending[name] -= tokens
-
-    def pending(self, name: str) -> int:
-        """Prefill tokens routed to ``name`` and not yet finished."""
-        with self._lock:
-            if name not in self._pending:
-                raise ValueError(f"unknown replica {name!r}")
-            return self._pending[name]
-
-    def cached(self, name: str) -> frozenset[bytes]:
-        """The block hashes the router believes ``name`` holds (a copy)."""
-        with self._lock:
-            if name not in self._lru:
-                raise ValueError(f"unknown replica {name!r}")
-            return frozenset(self._lru[name])
 
     def _match(self, hashes: list[bytes]) -> dict[str, int]:  # caller holds the lock
         """Per replica, the number of leading blocks it holds (absent: none)."""
@@ -168,6 +132,7 @@ class PrefixRouter:
             for name in alive:
                 matched[name] = i + 1
         return matched
+    # --8<-- [end:core]
 
     def _remember(self, name: str, hashes: list[bytes]) -> None:  # caller holds the lock
         lru = self._lru[name]
@@ -186,4 +151,58 @@ class PrefixRouter:
         holders.discard(name)
         if not holders:
             del self._index[h]
-# --8<-- [end:router]
+
+    def finish(self, ticket: int) -> None:
+        """The routed request's prefill is done: take its tokens off the replica's pending load."""
+        if isinstance(ticket, bool) or not isinstance(ticket, int):  # True and 1.0 would find ticket 1
+            raise ValueError(f"a ticket is an int from route(), got {ticket!r}")
+        with self._lock:
+            try:
+                name, incarnation, tokens = self._tickets.pop(ticket)
+            except KeyError:
+                raise ValueError(f"unknown or already finished ticket {ticket!r}") from None
+            if self._order.get(name) == incarnation:  # not a removed replica, nor a new one of that name
+                self._pending[name] -= tokens
+
+    def add_replica(self, name: str) -> None:
+        """A new, empty replica: it holds nothing and has no pending work (even if the name was used before)."""
+        _check_name(name)
+        with self._lock:
+            if name in self._lru:
+                raise ValueError(f"replica {name!r} already exists")
+            self._order[name] = next(self._next_incarnation)
+            self._lru[name] = OrderedDict()
+            self._pending[name] = 0
+
+    def remove_replica(self, name: str) -> None:
+        """Forget a replica and everything it held; its open tickets can still be finished (they change nothing)."""
+        _check_name(name)
+        with self._lock:
+            if name not in self._lru:
+                raise ValueError(f"unknown replica {name!r}")
+            if len(self._lru) == 1:
+                raise ValueError("cannot remove the last replica")
+            for h in self._lru.pop(name):
+                self._drop(h, name)
+            del self._pending[name], self._order[name]
+
+    def pending(self, name: str) -> int:
+        """Prefill tokens routed to ``name`` and not yet finished."""
+        _check_name(name)
+        with self._lock:
+            if name not in self._pending:
+                raise ValueError(f"unknown replica {name!r}")
+            return self._pending[name]
+
+    def cached(self, name: str) -> frozenset[bytes]:
+        """The block hashes the router believes ``name`` holds (a copy)."""
+        _check_name(name)
+        with self._lock:
+            if name not in self._lru:
+                raise ValueError(f"unknown replica {name!r}")
+            return frozenset(self._lru[name])
+
+
+def _check_name(name: object) -> None:
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"a replica name must be a non-empty str, got {name!r}")

@@ -30,6 +30,7 @@ METRICS: dict[str, tuple[str, tuple[str, str]]] = {
     # vLLM 0.11 histograms
     "vllm:time_to_first_token_seconds": ("histogram", VLLM),
     "vllm:inter_token_latency_seconds": ("histogram", VLLM),
+    "vllm:request_time_per_output_token_seconds": ("histogram", VLLM),
     "vllm:e2e_request_latency_seconds": ("histogram", VLLM),
     "vllm:request_queue_time_seconds": ("histogram", VLLM),
     "vllm:request_prefill_time_seconds": ("histogram", VLLM),

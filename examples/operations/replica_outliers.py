@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from statistics import median
 
-LATENCY = "tpot_s"               # vllm:inter_token_latency_seconds, mean over the window
+LATENCY = "itl_s"                # vllm:inter_token_latency_seconds (vLLM 0.11), mean gap over the window: _sum / _count
 WORKLOAD = {
     "prompt_tokens": "mean prompt length (vllm:request_prompt_tokens)",
     "running": "mean running requests (vllm:num_requests_running)",

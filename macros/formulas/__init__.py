@@ -26,6 +26,8 @@ Modules by topic:
 - :mod:`.cachesalt`  per-tenant prefix-cache salting: hit probabilities, recomputed prefill, resident copies
 - :mod:`.hybridmoe` Kimi Delta Attention layers and state, latent-MoE projections, MLA output gates
 - :mod:`.fleet_ops` fleet operation: TPOT, goodput, reasoning requests, admission, failure domains
+- :mod:`.tuning`    tuning against targets: concurrency a target implies, batch ceiling under a step bound
+- :mod:`.evalstats` paired comparison of two models on the same items (McNemar, paired interval)
 
 Every function documents its formula, units and assumptions, and raises ValueError on negative or
 nonsensical input. Nothing here formats numbers or imports MkDocs.
@@ -57,3 +59,5 @@ from .hybridmoe import *  # noqa: F401,F403
 from .fleet_routing import *  # noqa: F401,F403
 from .fleet_ops import *  # noqa: F401,F403
 from .cachesalt import *  # noqa: F401,F403
+from .tuning import *  # noqa: F401,F403
+from .evalstats import *  # noqa: F401,F403

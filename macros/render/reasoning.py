@@ -225,8 +225,9 @@ def chat_vs_reasoning_svg(model: Model, gpu: Gpu, fmt: Format = "bf16", expert_f
                           reasoning_output: int = 8192, ttft_s: float = 0.5, tpot_s: float = 0.02) -> str:
     """Figure: KV held by one chat and one reasoning request against time, from `chat_vs_reasoning_data`.
 
-    Linear axes: seconds since arrival against MB of KV; each line rises to its peak KV at its E2E, and
-    the area under it is the KV byte-seconds the table's cost is proportional to.
+    Linear axes: seconds since arrival against MB of KV; each line rises to its peak KV at its E2E. The
+    area under it from the first token (TTFT) on is the KV byte-seconds the table's cost is proportional
+    to; the ramp before TTFT is the prefill, drawn but left out of the cost, as in `kv_byte_seconds`.
     """
     d = chat_vs_reasoning_data(model, gpu, fmt, expert_fmt, kv_dtype, prompt, chat_output, reasoning_output,
                                ttft_s, tpot_s)
@@ -253,6 +254,7 @@ def chat_vs_reasoning_svg(model: Model, gpu: Gpu, fmt: Format = "bf16", expert_f
     title = f"KV cache held by one chat and one reasoning request on {model.name}"
     desc = "; ".join(f"{r.label}: {_i(r.output_tokens)} output tokens, done after {U.fmt_seconds(r.e2e_s)} holding "
                      f"{U.fmt_bytes(r.peak_kv)} at the end" for r in d.regimes)
-    return svg_figure(fid, title, f"{desc}. The area under each line is the KV byte-seconds the request pays for.",
+    return svg_figure(fid, title, f"{desc}. The area under each line after its first token is the KV byte-seconds "
+                      "the request pays for; the ramp before it is the prefill.",
                       out, f"{title}: same prompt, TTFT and TPOT, {_i(prompt)}-token prompt. Generated from the "
                       "same formulas as the table.")

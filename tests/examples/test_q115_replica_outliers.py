@@ -7,8 +7,8 @@ import pytest
 from examples.operations.replica_outliers import classify
 
 
-def row(tpot: float, prompt: float = 1000, running: float = 20, hit: float = 0.5) -> dict[str, float]:
-    return {"tpot_s": tpot, "prompt_tokens": prompt, "running": running, "cache_hit_rate": hit}
+def row(itl: float, prompt: float = 1000, running: float = 20, hit: float = 0.5) -> dict[str, float]:
+    return {"itl_s": itl, "prompt_tokens": prompt, "running": running, "cache_hit_rate": hit}
 
 
 def test_identical_fleet_has_no_outlier() -> None:
@@ -17,7 +17,7 @@ def test_identical_fleet_has_no_outlier() -> None:
 
 def test_slow_replica_with_median_traffic_is_the_replica() -> None:
     fleet = {"r0": row(0.020), "r1": row(0.021), "r2": row(0.019), "r3": row(0.020), "r4": row(0.030)}
-    # Median TPOT is 0.020; r4 is 0.030 / 0.020 = 1.5 times it, with every workload column at the median.
+    # Median inter-token latency is 0.020; r4 is 0.030 / 0.020 = 1.5 times it, with every workload column at the median.
     assert classify(fleet) == {"r4": "latency x1.50 of median with median traffic: the replica itself"}
 
 
@@ -40,4 +40,4 @@ def test_bad_input_is_named() -> None:
     with pytest.raises(ValueError, match="at least three replicas"):
         classify({"a": row(0.02), "b": row(0.03)})
     with pytest.raises(ValueError, match=r"replica 'c': missing \['cache_hit_rate'\]"):
-        classify({"a": row(0.02), "b": row(0.02), "c": {"tpot_s": 0.02, "prompt_tokens": 1, "running": 1}})
+        classify({"a": row(0.02), "b": row(0.02), "c": {"itl_s": 0.02, "prompt_tokens": 1, "running": 1}})

@@ -40,7 +40,8 @@ def test_declared_quantization_as_vllm_parses_it(cfg, method):
 
 @pytest.mark.parametrize("cfg, platform, blocked", [
     (MODELOPT_FP8, "rocm", "modelopt"), (MODELOPT_FP8, "tpu", "modelopt"), (MODELOPT_FP8, "cuda", None),
-    (MODELOPT_NVFP4, "tpu", "modelopt_fp4"), (MODELOPT_NVFP4, "rocm", None), (AWQ, "tpu", "awq"), (AWQ, "rocm", None), (VLM, "tpu", "gptq"),
+    (MODELOPT_NVFP4, "tpu", "modelopt_fp4"), (MODELOPT_NVFP4, "rocm", None), (AWQ, "tpu", "awq"),
+    (AWQ, "rocm", None), (VLM, "tpu", "gptq"),
     (VLM, "rocm", None), (CT, "tpu", None), (FP8, "tpu", None), (PLAIN, "tpu", None),
 ])
 def test_platform_lists(tmp_path, cfg, platform, blocked):

@@ -154,11 +154,12 @@ def test_match_equals_brute_force_and_index_stays_consistent(prompts, capacity, 
     for p in prompts:
         hashes = block_hashes(p, 2)
         # brute force: for each replica, the longest run of leading blocks in its LRU
+        usable = min(len(hashes), (len(p) - 1) // 2)  # vLLM's cap: a hit covers at most prompt - 1 tokens
         want = {}
         for n in names:
             held = r.cached(n)
             k = 0
-            while k < len(hashes) and hashes[k] in held:
+            while k < usable and hashes[k] in held:
                 k += 1
             want[n] = k * 2
         costs = {n: 0.5 * r.pending(n) + len(p) - want[n] for n in names}
@@ -208,7 +209,7 @@ def test_threads_routing_and_finishing_keep_the_books_exact() -> None:
         best = {}
         for name in (f"r{j}" for j in range(4)):
             held, k = r.cached(name), 0
-            while k < len(hashes) and hashes[k] in held:
+            while k < min(len(hashes), (len(probe) - 1) // 4) and hashes[k] in held:
                 k += 1
             best[name] = k * 4
         route = r.route(probe)
@@ -251,3 +252,104 @@ def test_route_time_is_independent_of_index_size() -> None:
     small = best_seconds_per_op(setup, 100, ops=300)
     large = best_seconds_per_op(setup, 10_000, ops=300)
     assert large / small < 3, f"route slowed {large / small:.1f}x with 100x more cached prefixes"
+
+
+# --- second-reader cases: identity of removed replicas, ticket types, short prompts, engine's full-hit rule ---
+
+def test_an_old_ticket_does_not_touch_a_new_replica_of_the_same_name() -> None:
+    r = PrefixRouter(["a", "b"], block_size=2)
+    old = r.route([1, 2, 3, 4]).ticket         # a: 4 tokens pending
+    r.remove_replica("a")
+    r.add_replica("a")                         # a new, idle replica that reuses the name
+    r.finish(old)                              # belongs to the removed replica: must not subtract from the new one
+    assert r.pending("a") == 0
+    fresh = r.route([9, 9, 9, 9])
+    assert fresh.replica == "b"                # tie on cost and load: b was added before the new a
+    r.finish(fresh.ticket)
+    assert (r.pending("a"), r.pending("b")) == (0, 0)
+
+
+@pytest.mark.parametrize("bad", [True, 1.0, 1 + 0j, [1], {1: 1}])
+def test_finish_refuses_tickets_that_only_compare_equal(bad) -> None:
+    r = PrefixRouter(["a"], block_size=2)
+    ticket = r.route([1, 2, 3, 4]).ticket
+    assert ticket == 1
+    with pytest.raises(ValueError, match="ticket"):
+        r.finish(bad)
+    assert r.pending("a") == 4                 # ticket 1 is still open
+    r.finish(ticket)
+    assert r.pending("a") == 0
+
+
+@pytest.mark.parametrize("bad", [[], {}, None, 3, ""])
+def test_replica_lookups_refuse_non_names(bad) -> None:
+    r = PrefixRouter(["a", "b"])
+    for call in (r.pending, r.cached, r.remove_replica):
+        with pytest.raises(ValueError, match="replica"):
+            call(bad)
+
+
+@pytest.mark.parametrize("bad", [None, 3, 2.5])
+def test_replicas_must_be_an_iterable_of_names(bad) -> None:
+    with pytest.raises(ValueError, match="replica"):
+        PrefixRouter(bad)
+
+
+def test_a_prompt_shorter_than_a_block_is_routed_and_indexes_nothing() -> None:
+    r = PrefixRouter(["a", "b"], block_size=4)
+    first = r.route([7])
+    assert (first.replica, first.cached_tokens, first.cost) == ("a", 0, 1)
+    assert r.cached("a") == frozenset() and r.pending("a") == 1
+    assert r.route([7, 8, 9]).replica == "b"  # a has 1 pending token, b none
+
+
+def test_a_full_hit_still_prefills_the_last_block_as_vllm_does() -> None:
+    # vLLM 0.11 caps a cache hit at prompt - 1 tokens (it needs the last token's logits), and hits are
+    # whole blocks, so a block-aligned prompt that is fully cached recomputes its last block.
+    r = PrefixRouter(["a"], block_size=2)
+    r.finish(r.route([1, 2, 3, 4]).ticket)
+    again = r.route([1, 2, 3, 4])
+    assert (again.cached_tokens, again.cost) == (2, 2)
+    longer = r.route([1, 2, 3, 4, 5])           # 5 tokens: both blocks usable, only the 5th is prefilled
+    assert longer.cached_tokens == 4
+
+
+def test_threads_with_replica_churn_keep_the_books_exact() -> None:
+    r = PrefixRouter(["a", "b", "c"], block_size=2, capacity_blocks=32)
+    stop = threading.Event()
+    errors: list[BaseException] = []
+    open_tickets: list[int] = []
+    lock = threading.Lock()
+
+    def router(seed: int) -> None:
+        rnd = random.Random(seed)
+        mine: list[int] = []
+        try:
+            while not stop.is_set():
+                mine.append(r.route([rnd.randrange(4) for _ in range(rnd.randrange(1, 9))]).ticket)
+                if len(mine) > 8:  # finish an older ticket, often one routed before the last churn
+                    r.finish(mine.pop(rnd.randrange(len(mine))))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        with lock:
+            open_tickets.extend(mine)
+
+    def churn() -> None:
+        try:
+            for _ in range(300):
+                r.remove_replica("c")
+                r.add_replica("c")
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+        finally:
+            stop.set()
+
+    with gil_pressure():
+        threads = [threading.Thread(target=router, args=(s,)) for s in range(4)] + [threading.Thread(target=churn)]
+        for t in threads:
+            t.start()
+        join_all(threads)
+    assert errors == []
+    for ticket in open_tickets:
+        r.finish(ticket)
+    assert {n: r.pending(n) for n in ("a", "b", "c")} == {"a": 0, "b": 0, "c": 0}
