@@ -35,6 +35,12 @@ def peak_flops(g: Gpu, f: Format) -> tuple[float | None, str]:
     return g.bf16_dense_flops, "dense BF16"
 
 
+def _split_states(m: Model) -> bool:
+    """Whether the model's constant states split by TP apart from its cache (the rule of
+    ``macros.render.speed._decode``): KDA layers, no sliding-window layers."""
+    return m.linear_attention is not None and m.linear_attention.kda is not None and not m.sliding_window
+
+
 def evaluate(m: Model, g: Gpu, f: Format, kv: Format, expert: Format | None, n_gpus: int, context: int,
              concurrency: int, gpu_util: float, mfu: float = DEFAULTS["mfu"]) -> dict:
     """Every output of the calculator for one set of inputs (bytes, seconds, tokens/s, counts)."""
@@ -56,7 +62,12 @@ def evaluate(m: Model, g: Gpu, f: Format, kv: Format, expert: Format | None, n_g
     budget = F.kv_budget_bytes(g.memory_bytes, shard.weights_per_gpu, gpu_util, d["activation_bytes"],
                                d["reserve_bytes"])
     per_seq = F.kv_bytes_per_sequence_paged(m, context, kv, d["block_size"], frac)
-    max_ctx, limit = F.max_context_one_sequence(m, budget / concurrency, kv, d["block_size"], frac)
+    hybrid = None
+    if _split_states(m):  # as node_fit and decode_speed: KDA states split by TP, an MLA latent does not
+        def hybrid(ctx, bs=d["block_size"]):
+            return F.hybrid_sequence_bytes_per_gpu(m, ctx, kv, n_gpus, bs).total
+        per_seq = hybrid(context)
+    max_ctx, limit = F.max_context_one_sequence(m, budget / concurrency, kv, d["block_size"], frac, hybrid)
     out.update({
         "weights_per_gpu": shard.weights_per_gpu, "replicated_extra": shard.replicated_extra_bytes,
         "kv_fraction": frac, "kv_per_token_gpu": out["kv_per_token"] * frac,
@@ -70,7 +81,7 @@ def evaluate(m: Model, g: Gpu, f: Format, kv: Format, expert: Format | None, n_g
     })
     # decode: the composition of macros.render.speed._decode
     read = F.weight_bytes_read_per_step(m, f, concurrency, expert)
-    kv_seq = F.kv_bytes_per_sequence(m, context, kv) * frac
+    kv_seq = hybrid(context, 1) if hybrid else F.kv_bytes_per_sequence(m, context, kv) * frac
     per_gpu = read / n_gpus + shard.replicated_extra_bytes
     comm, with_comm = 0.0, n_gpus == 1
     if n_gpus > 1 and g.allreduce_latency_s and g.interconnect_bytes_per_s_per_direction:

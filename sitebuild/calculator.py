@@ -40,11 +40,13 @@ MODEL_DOC = ("card_source", "architecture", "attention", "stated_total_params", 
              "stated_params_source", "head_dim_in_config", "notes", "extra")
 BLOCKS = {
     "moe": ("num_experts", "experts_per_token", "num_shared_experts", "moe_intermediate_size",
-            "first_dense_layers"),
-    "mla": ("kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"),
+            "first_dense_layers", "routed_expert_hidden_size", "latent_moe_use_norm"),
+    "mla": ("kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "output_gate"),
     "sliding_window": ("size", "num_sliding_layers"),
-    "linear_attention": ("num_linear_layers", "state_bytes_per_layer"),
+    "linear_attention": ("num_linear_layers", "state_bytes_per_layer", "kda"),
 }
+# Blocks nested inside a block (exported as objects with these fields, or null).
+SUB_BLOCKS = {"kda": ("num_heads", "head_dim", "short_conv_kernel_size")}
 BLOCK_DOC = {"sliding_window": ("pattern",)}
 GPU_FIELDS = ("key", "name", "memory_bytes", "memory_bandwidth_bytes_per_s", "bf16_dense_flops",
               "fp8_dense_flops", "int8_dense_ops", "interconnect_bytes_per_s_per_direction",
@@ -83,8 +85,16 @@ def export_model(m: Model) -> dict:
             out[block] = None
             continue
         _unknown(value, fields + BLOCK_DOC.get(block, ()), f"{where}.{block}")
-        out[block] = {k: getattr(value, k) for k in fields}
+        out[block] = {k: _sub(getattr(value, k), k, f"{where}.{block}") for k in fields}
     return out
+
+
+def _sub(value, name: str, where: str):
+    """A plain field as it is; a nested block (``linear_attention.kda``) as an object of its known fields."""
+    if name not in SUB_BLOCKS or value is None:
+        return value
+    _unknown(value, SUB_BLOCKS[name], f"{where}.{name}")
+    return {k: getattr(value, k) for k in SUB_BLOCKS[name]}
 
 
 def export_gpu(g: Gpu) -> dict:

@@ -6,14 +6,17 @@ interpret, and the model record. It never guesses an architecture feature: a fie
 sizing and that the engine does not model (chunked attention, Mamba layers, an unknown layer type, a
 sliding window whose layers it cannot place) is an error that names the field. Key names per family
 follow transformers' configuration classes (LlamaConfig, MistralConfig, MixtralConfig, Qwen2Config,
-Gemma2Config, DeepseekV3Config, GptOssConfig, Qwen3NextConfig).
+Gemma2Config, DeepseekV3Config, GptOssConfig, Qwen3NextConfig) and, for Kimi K3's text config
+(``KimiK3TextConfig``: ``linear_attn_config``, ``routed_expert_hidden_size``, ``latent_moe_use_norm``,
+``mla_use_output_gate``), the field names vLLM 0.33's ``vllm/models/kimi_k3`` reads.
 """
 
 from __future__ import annotations
 
 import math
 
-from macros.catalog import LinearAttention, Mla, Model, Moe, SlidingWindow
+from macros.catalog import Kda, LinearAttention, Mla, Model, Moe, SlidingWindow
+from macros.formulas import kda_state_bytes
 
 # model_type -> default of a field config.json may leave out (transformers' config class defaults)
 TIED_BY_DEFAULT = ("gemma", "gemma2")
@@ -23,7 +26,9 @@ USE_SLIDING_FLAG = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
 ALTERNATING_SLIDING = ("gemma2",)     # even layers local (transformers: is_sliding = not layer_idx % 2)
 LINEAR_STATE_BYTES = 2                # Gated DeltaNet state kept in BF16, as the catalog's qwen3-next entry
 EXPERT_COUNT_KEYS = ("n_routed_experts", "num_local_experts", "num_experts")
-TOP_K_KEYS = ("num_experts_per_tok", "experts_per_token")
+KDA_STATE_BYTES = (4, 2)              # KDA recurrent state FP32, conv state BF16 (vLLM 0.33 defaults)
+SHARED_COUNT_KEYS = ("n_shared_experts", "num_shared_experts")
+TOP_K_KEYS = ("num_experts_per_tok", "experts_per_token", "num_experts_per_token")
 LAYER_TYPES = ("full_attention", "sliding_attention", "linear_attention")
 # Present and set, these change the sizing in ways the engine does not model.
 NOT_MODELLED = {
@@ -35,7 +40,6 @@ NOT_MODELLED = {
     "num_kv_shared_layers": "layers that share another layer's KV cache",
     "kv_sharing_layer_map": "layers that share another layer's KV cache",
     "mlp_layer_types": "per-layer MLP types",
-    "linear_attn_config": "a linear-attention layout the engine does not read",
     "index_topk": "a sparse-attention indexer (DeepSeek sparse attention)",
     "sliding_window_pattern": "a sliding-window pattern (Gemma 3)",
 }
@@ -101,6 +105,16 @@ def parse_config(cfg) -> dict:
         found.append(key)
         return int(v)
 
+    def boolean(key: str) -> bool:
+        v = cfg.get(key)
+        if v is None:
+            return False
+        if not isinstance(v, bool):
+            err.append([key, f"must be true or false, got {v!r}"])
+            return False
+        found.append(key)
+        return v
+
     layers, hidden, heads = whole("num_hidden_layers"), whole("hidden_size"), whole("num_attention_heads")
     vocab, max_pos = whole("vocab_size"), whole("max_position_embeddings")
     kv_heads = whole("num_key_value_heads", False)
@@ -112,8 +126,9 @@ def parse_config(cfg) -> dict:
         kvr, rope, nope, vdim = (whole(k) for k in ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
                                                      "v_head_dim"))
         qr = whole("q_lora_rank", False)
+        gate = boolean("mla_use_output_gate")
         if None not in (kvr, rope, nope, vdim):
-            mla = Mla(kvr, qr, rope, nope, vdim)
+            mla = Mla(kvr, qr, rope, nope, vdim, gate)
     if kv_heads is None and heads and not any(e[0] == "num_key_value_heads" for e in err):
         kv_heads = heads
         dflt.append(["num_key_value_heads", heads])
@@ -145,12 +160,13 @@ def parse_config(cfg) -> dict:
             else:
                 err.append(["moe_intermediate_size", "required for a mixture-of-experts config"])
         shared = 0
-        if _has(cfg, "n_shared_experts"):
-            shared = cfg["n_shared_experts"]
+        shared_key = next((k for k in SHARED_COUNT_KEYS if _has(cfg, k)), None)
+        if shared_key:
+            shared = cfg[shared_key]
             if type(shared) not in (int, float) or not float(shared).is_integer() or shared < 0:
-                err.append(["n_shared_experts", f"must be a whole number >= 0, got {shared!r}"])
+                err.append([shared_key, f"must be a whole number >= 0, got {shared!r}"])
                 shared = 0
-            found.append("n_shared_experts")
+            found.append(shared_key)
         elif _has(cfg, "shared_expert_intermediate_size") and cfg["shared_expert_intermediate_size"] != 0:
             s = whole("shared_expert_intermediate_size")
             if s is not None and width:
@@ -178,15 +194,20 @@ def parse_config(cfg) -> dict:
             err.append(["mlp_only_layers", "dense layers between MoE layers are not modelled"])
         if first_dense and inter is None:
             err.append(["intermediate_size", "required: the config has dense layers before the MoE layers"])
+        latent = whole("routed_expert_hidden_size", False)  # latent MoE (Kimi K3)
+        latent_norm = boolean("latent_moe_use_norm") if latent else False
+        if latent and hidden and latent >= hidden:
+            err.append(["routed_expert_hidden_size", f"{latent} must be smaller than hidden_size {hidden}"])
         if None not in (n_exp, top_k, width):
             if top_k > n_exp:
                 err.append([top_key, f"{top_k} experts per token exceeds the {n_exp} experts"])
             else:
-                moe = Moe(n_exp, top_k, int(shared), width, int(first_dense))
+                moe = Moe(n_exp, top_k, int(shared), width, int(first_dense), latent, latent_norm)
     elif inter is None and not _has(cfg, "intermediate_size"):
         err.append(["intermediate_size", "required field is missing"])
     # --- layer kinds: sliding window and linear attention
     n_sliding = n_linear = 0
+    kda = None
     lt = cfg.get("layer_types")
     if lt is not None:
         if not isinstance(lt, list) or any(not isinstance(t, str) for t in lt):
@@ -199,6 +220,8 @@ def parse_config(cfg) -> dict:
                 err.append(["layer_types", f"unknown layer type {unknown[0]!r}; known: {', '.join(LAYER_TYPES)}"])
             n_sliding, n_linear = lt.count("sliding_attention"), lt.count("linear_attention")
             found.append("layer_types")
+    elif _has(cfg, "linear_attn_config"):
+        n_linear, kda = _kda_layout(cfg["linear_attn_config"], layers, err, found)
     elif _has(cfg, "full_attention_interval") and layers:
         k = whole("full_attention_interval")  # transformers: layer i is full when (i + 1) % k == 0
         if k is not None:
@@ -226,7 +249,11 @@ def parse_config(cfg) -> dict:
         if size is not None:
             sliding = SlidingWindow(size, n_sliding, "")
     linear = None
-    if n_linear:
+    if n_linear and kda is not None:
+        linear = LinearAttention(n_linear, kda_state_bytes(kda.num_heads, kda.head_dim, kda.short_conv_kernel_size,
+                                                           *KDA_STATE_BYTES), kda)
+        dflt.append(["KDA state dtypes", "fp32 recurrent, bf16 conv"])
+    elif n_linear:
         keys = ("linear_num_value_heads", "linear_num_key_heads", "linear_key_head_dim", "linear_value_head_dim",
                 "linear_conv_kernel_dim")
         vals = [whole(k) for k in keys]
@@ -256,6 +283,8 @@ def parse_config(cfg) -> dict:
         dflt.append(["attention_bias", False])
     if _flag(cfg.get("num_nextn_predict_layers")):
         res["notes"].append(["num_nextn_predict_layers", "multi-token-prediction layers are not counted"])
+    if _flag(cfg.get("attn_res_block_size")):
+        res["notes"].append(["attn_res_block_size", "attention-residual vectors are not counted"])
     # --- the checkpoint's format
     q = top.get("quantization_config", cfg.get("quantization_config"))
     if q is not None:
@@ -280,3 +309,26 @@ def parse_config(cfg) -> dict:
         intermediate_size=inter, vocab_size=vocab, tie_word_embeddings=tied, max_position_embeddings=max_pos,
         attention_bias=bias, moe=moe, mla=mla, sliding_window=sliding, linear_attention=linear)
     return res
+
+
+def _kda_layout(lac, layers: int | None, err: list, found: list) -> tuple[int, Kda | None]:
+    """``(KDA layers, shapes)`` from Kimi's ``linear_attn_config``: ``kda_layers`` lists the 1-based
+    KDA layers; ``num_heads``, ``head_dim`` and ``short_conv_kernel_size`` give their shapes."""
+    if not isinstance(lac, dict):
+        err.append(["linear_attn_config", "must be an object"])
+        return 0, None
+    ids = lac.get("kda_layers")
+    if not isinstance(ids, list) or any(not _whole(i) for i in ids) or len(set(ids)) != len(ids):
+        err.append(["linear_attn_config", "kda_layers must be a list of distinct layer numbers >= 1"])
+        return 0, None
+    if layers is not None and any(i > layers for i in ids):
+        err.append(["linear_attn_config", f"kda_layers names a layer past num_hidden_layers {layers}"])
+        return 0, None
+    vals = []
+    for key in ("num_heads", "head_dim", "short_conv_kernel_size"):
+        v = lac.get(key)
+        if not _whole(v):
+            err.append(["linear_attn_config", f"{key} must be a whole number >= 1, got {v!r}"])
+        vals.append(int(v) if _whole(v) else None)
+    found.append("linear_attn_config")
+    return len(ids), (Kda(*vals) if None not in vals else None)

@@ -13,6 +13,7 @@ import pytest
 from calckit import fixture_configs
 from macros.catalog import load_catalog
 from macros.render.budget import max_context, max_seqs
+from macros.render.nodefit import node_fit
 from macros.render.speed import decode_speed
 from sitebuild.calcsheet import custom_gpu, evaluate
 from sitebuild.calculator import (CalculatorExportError, calculator_payload, calculator_script, export_gpu,
@@ -54,6 +55,10 @@ def test_a_new_field_inside_a_block_fails_too():
     moe = _with_new_field(ds.moe, "latent_size", 2048)
     with pytest.raises(CalculatorExportError, match=r"models\[deepseek-v3\]\.moe: field 'latent_size'"):
         export_model(dataclasses.replace(ds, moe=moe))
+    k3 = load_catalog().model("kimi-k3")
+    kda = _with_new_field(k3.linear_attention.kda, "gate_lower_bound", -5.0)
+    with pytest.raises(CalculatorExportError, match=r"models\[kimi-k3\]\.linear_attention\.kda: field 'gate_lower"):
+        export_model(dataclasses.replace(k3, linear_attention=dataclasses.replace(k3.linear_attention, kda=kda)))
     gpu = _with_new_field(load_catalog().gpu("b200"), "fp4_dense_flops", 9e15)
     with pytest.raises(CalculatorExportError, match=r"gpus\[b200\]: field 'fp4_dense_flops'"):
         export_gpu(gpu)
@@ -67,7 +72,32 @@ def test_each_fixture_config_reads_back_as_its_catalog_entry(key):
     assert {f: getattr(m, f) for f in SIZING} == {f: getattr(c, f) for f in SIZING}
     sw = (m.sliding_window.size, m.sliding_window.num_sliding_layers) if m.sliding_window else None
     assert sw == ((c.sliding_window.size, c.sliding_window.num_sliding_layers) if c.sliding_window else None)
-    assert (res["expert_fmt"] or res["fmt"]) == c.released_format
+    if key in FORMAT_NOT_READ:  # a quantization_config the reader names instead of guessing
+        assert [u[0] for u in res["unread"]] == ["quantization_config"] and res["fmt"] == "bf16"
+    else:
+        assert (res["expert_fmt"] or res["fmt"]) == c.released_format
+
+
+# Kimi K3 ships compressed-tensors (mxfp4-pack-quantized): which tensors it covers is in the checkpoint's
+# config groups, so the reader leaves the format to the reader of the page.
+FORMAT_NOT_READ = {"kimi-k3"}
+
+
+def test_kimi_k3_config_reads_its_hybrid_and_latent_moe_fields():
+    cfg = fixture_configs()["kimi-k3"]
+    res = parse_config(cfg)
+    la, moe = res["model"].linear_attention, res["model"].moe
+    assert (la.num_linear_layers, la.state_bytes_per_layer) == (69, 6_512_640)  # FP32 recurrent + BF16 conv
+    assert (moe.routed_expert_hidden_size, moe.latent_moe_use_norm, res["model"].mla.output_gate) == (3584, True, True)
+    assert ["attn_res_block_size", "attention-residual vectors are not counted"] in res["notes"]
+    text = cfg["text_config"]
+    for change, text_in_error in (({"kda_layers": [1, 1]}, "distinct"), ({"kda_layers": [94]}, "past num_hidden"),
+                                  ({"num_heads": 0}, "num_heads must be")):
+        bad = parse_config({**text, "linear_attn_config": {**text["linear_attn_config"], **change}})
+        assert bad["model"] is None and any(e[0] == "linear_attn_config" and text_in_error in e[1]
+                                            for e in bad["errors"]), bad["errors"]
+    bad = parse_config({**text, "routed_expert_hidden_size": 8192, "mla_use_output_gate": "yes"})
+    assert {e[0] for e in bad["errors"]} == {"routed_expert_hidden_size", "mla_use_output_gate"}
 
 
 LLAMA = fixture_configs()["llama-3.1-8b"]
@@ -131,6 +161,18 @@ def test_the_sheet_gives_the_worked_examples_figures(model, gpu, fmt, n):
         assert re.search(rf"at most {r['decode_per_sequence']:.3g}|at most {r['decode_per_sequence']:,.1f}", text)
 
 
+def test_the_sheet_gives_kimi_k3s_node_fit_and_decode_figures():
+    """KDA states split by TP while the MLA latent stays whole: the sheet follows node_fit and decode_speed."""
+    cat = load_catalog()
+    m, g, bf16 = cat.model("kimi-k3"), cat.gpu("b300"), cat.format("bf16")
+    r = evaluate(m, g, bf16, bf16, cat.format("mxfp4"), 8, 131072, 1, 0.9)
+    text = node_fit("kimi-k3", "b300", n_gpus=8, fmt="bf16", expert_fmt="mxfp4", context="128K")
+    assert f"floor({r['kv_budget']:,.0f} / {r['kv_per_sequence_gpu']:,.0f}) = {r['max_sequences']:,}" in text
+    r = evaluate(m, g, bf16, bf16, cat.format("mxfp4"), 8, 8192, 1, 0.9)
+    text = decode_speed("kimi-k3", "b300", fmt="bf16", expert_fmt="mxfp4", n_gpus=8, batch=1, context=8192)
+    assert f"at most {r['decode_per_sequence']:,.1f} tokens/s per sequence" in text
+
+
 def test_a_custom_gpu_without_fp8_has_no_fp8_prefill():
     cat = load_catalog()
     r = evaluate(cat.model("llama-3.1-8b"), custom_gpu(24e9, 1e12, 165e12), cat.format("fp8"), cat.format("bf16"),
@@ -150,7 +192,7 @@ def test_the_build_stops_on_a_field_the_calculator_cannot_export(monkeypatch):
         raise CalculatorExportError("macros/catalog/models.yaml: models[kimi-k3]: field 'latent_moe' is not known")
 
     monkeypatch.setattr(hooks, "calculator_script", refuse)
-    config = SimpleNamespace(docs_dir=str(ROOT / "docs"), nav=["index.md", hooks.NAV_PLACEHOLDER])
+    config = SimpleNamespace(docs_dir=str(ROOT / "docs"), nav=["index.md", hooks.NAV_PLACEHOLDER], extra={})
     with pytest.raises(PluginError, match=r"models\[kimi-k3\]: field 'latent_moe'"):
         hooks.on_config(config)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 import calckit
+from macros import formulas
 from macros.catalog import load_catalog
 from macros.formulas import memory, speed
 from sitebuild import hfconfig
@@ -65,6 +66,10 @@ def _rerun_with(page, source: str, old: str, new: str, cases):
     ("return numExperts * (1 - Math.pow(1 - topK / numExperts, batch));",
      "return topK;", "decode_step_s"),
     ("} else { shared = s / width; }", "} else { shared = 0; }", "num_shared_experts"),
+    ("4 * p + headDim + heads", "4 * p + heads", "params_total"),                        # KDA projections
+    ("(la.kda ? 1 / tp : kvFractionPerGpu(m, tp))", "(la.kda ? 1 : kvFractionPerGpu(m, tp))",
+     "kv_per_sequence_gpu"),                                                            # KDA state split by TP
+    ("b.latent_projections * spread + kda", "kda", "weights_per_gpu"),                  # replicated latent MoE
 ])
 def test_a_formula_changed_in_javascript_only_fails(parity, old, new, field):
     actual = _rerun_with(parity["page"], parity["source"], old, new, parity["cases"])
@@ -94,3 +99,13 @@ def test_a_config_rule_changed_in_python_only_fails(parity, monkeypatch):
     expected = calckit.python_results([parity["cases"][i] for i in idx])
     problems = calckit.all_mismatches(expected, [parity["actual"][i] for i in idx])
     assert any("state_bytes_per_layer" in p for p in problems)
+
+
+def test_a_hybrid_state_rule_changed_in_python_only_fails(parity, monkeypatch):
+    original = formulas.hybrid_sequence_bytes_per_gpu
+    monkeypatch.setattr(formulas, "hybrid_sequence_bytes_per_gpu",  # KDA states kept whole on every GPU
+                        lambda m, ctx, kv, tp, block_size=16: original(m, ctx, kv, 1, block_size))
+    idx = [i for i, c in enumerate(parity["cases"]) if c.get("model") == "kimi-k3" and c["n"] > 1]
+    expected = calckit.python_results([parity["cases"][i] for i in idx])
+    problems = calckit.all_mismatches(expected, [parity["actual"][i] for i in idx])
+    assert any("kv_per_sequence_gpu" in p for p in problems)

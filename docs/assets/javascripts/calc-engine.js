@@ -30,29 +30,52 @@
       a.kv_lora_rank * heads * (a.qk_nope_head_dim + a.v_head_dim);
     return q + kv + heads * a.v_head_dim * hidden;
   }
+  // hybridmoe.py: Kimi Delta Attention layers, latent-MoE projections, MLA output gates
+  function kdaAttentionParams(hidden, heads, headDim, kernel) {
+    var p = heads * headDim;
+    return hidden * (4 * p + headDim + heads) + headDim * p + p + 3 * p * kernel + heads + headDim + p * hidden;
+  }
+  function kdaStateBytes(heads, headDim, kernel, recurrentBytes, convBytes) {
+    return heads * headDim * headDim * recurrentBytes + 3 * heads * headDim * (kernel - 1) * convBytes;
+  }
+  function latentMoeProjectionParams(hidden, latent, useNorm) { return 2 * hidden * latent + (useNorm ? latent : 0); }
   function attentionParamsPerLayer(m) {
-    if (m.mla) { return mlaAttentionParams(m.hidden_size, m.num_attention_heads, m.mla); }
+    if (m.mla) {
+      return (m.mla.output_gate ? m.hidden_size * m.num_attention_heads * m.mla.v_head_dim : 0) +
+        mlaAttentionParams(m.hidden_size, m.num_attention_heads, m.mla);
+    }
     return gqaAttentionParams(m.hidden_size, m.num_attention_heads, m.num_key_value_heads, m.head_dim,
       m.attention_bias);
+  }
+  function attentionParams(m) {
+    var la = m.linear_attention;
+    if (la && la.kda) {
+      var full = m.num_hidden_layers - la.num_linear_layers;
+      return (full ? attentionParamsPerLayer(m) * full : 0) +
+        kdaAttentionParams(m.hidden_size, la.kda.num_heads, la.kda.head_dim, la.kda.short_conv_kernel_size) * la.num_linear_layers;
+    }
+    return attentionParamsPerLayer(m) * m.num_hidden_layers;
   }
   function paramBreakdown(m) {
     var h = m.hidden_size, layers = m.num_hidden_layers;
     var b = { embedding: m.vocab_size * h, lm_head: m.tie_word_embeddings ? 0 : m.vocab_size * h,
-      attention: attentionParamsPerLayer(m) * layers, norms: 2 * h * layers + h };
+      attention: attentionParams(m), norms: 2 * h * layers + h };
     var dense = m.moe ? m.moe.first_dense_layers : layers;
     b.moe_layers = m.moe ? layers - dense : 0;
     b.dense_mlp = dense ? gatedMlpParams(h, m.intermediate_size) * dense : 0;
     if (m.moe && b.moe_layers) {
-      b.params_per_expert = gatedMlpParams(h, m.moe.moe_intermediate_size);
-      b.routed_experts = b.params_per_expert * m.moe.num_experts * b.moe_layers;
-      b.shared_experts = b.params_per_expert * m.moe.num_shared_experts * b.moe_layers;
-      b.router = h * m.moe.num_experts * b.moe_layers;
-      b.inactive = m.moe.num_experts - m.moe.experts_per_token;
+      var mo = m.moe, latent = mo.routed_expert_hidden_size;
+      b.params_per_expert = gatedMlpParams(latent || h, mo.moe_intermediate_size);
+      b.routed_experts = b.params_per_expert * mo.num_experts * b.moe_layers;
+      b.shared_experts = gatedMlpParams(h, mo.moe_intermediate_size) * mo.num_shared_experts * b.moe_layers;
+      b.router = h * mo.num_experts * b.moe_layers;
+      b.inactive = mo.num_experts - mo.experts_per_token;
+      b.latent_projections = latent ? latentMoeProjectionParams(h, latent, mo.latent_moe_use_norm) * b.moe_layers : 0;
     } else {
-      b.params_per_expert = b.routed_experts = b.shared_experts = b.router = b.inactive = 0;
+      b.params_per_expert = b.routed_experts = b.shared_experts = b.router = b.inactive = b.latent_projections = 0;
     }
     b.total = b.embedding + b.lm_head + b.attention + b.dense_mlp + b.routed_experts + b.shared_experts +
-      b.router + b.norms;
+      b.router + b.norms + b.latent_projections;
     b.active = b.total - b.inactive * b.params_per_expert * b.moe_layers;
     b.compute_active = b.active - (b.lm_head ? b.embedding : 0);
     b.embeddings = b.embedding + b.lm_head;
@@ -110,15 +133,23 @@
       c[1] * blocksPerSequence(Math.min(context, window), blockSize)) * blockSize;
     return (kvBytesPerTokenPerLayer(m, kv) * slots + linearState(m, c[2])) * kvFraction;
   }
+  function hybridSequenceBytesPerGpu(m, context, kv, tp, blockSize) {  // hybridmoe.py
+    var c = kvLayerCounts(m), la = m.linear_attention;
+    var cache = kvBytesPerTokenPerLayer(m, kv) * c[0] * (blocksPerSequence(context, blockSize) * blockSize) *
+      kvFractionPerGpu(m, tp);
+    return cache + la.state_bytes_per_layer * c[2] * (la.kda ? 1 / tp : kvFractionPerGpu(m, tp));
+  }
   function kvBudgetBytes(memory, weightsPerGpu, util, activation, reserve) {
     return memory * util - weightsPerGpu - activation - reserve;
   }
   function kvTokensInBudget(budget, perToken) { return budget <= 0 ? 0 : floorDiv(budget, perToken); }
   function maxConcurrentSequences(budget, perSeq) { return budget <= 0 ? 0 : floorDiv(budget, perSeq); }
-  function maxContextOneSequence(m, budget, kv, blockSize, kvFraction) {
+  function maxContextOneSequence(m, budget, kv, blockSize, kvFraction, perSequence) {
     var cap = m.max_position_embeddings;
     if (budget <= 0) { return [0, "memory"]; }
-    var fits = function (ctx) { return kvBytesPerSequencePaged(m, ctx, kv, blockSize, kvFraction) <= budget; };
+    var fits = function (ctx) {
+      return (perSequence ? perSequence(ctx) : kvBytesPerSequencePaged(m, ctx, kv, blockSize, kvFraction)) <= budget;
+    };
     if (fits(cap)) { return [cap, "max_position_embeddings"]; }
     if (!fits(0)) { return [0, "memory"]; }
     var lo = 0, hi = cap;
@@ -162,7 +193,11 @@
   }
   function tpReplicatedExtraParams(m, tp, b) {
     var spread = 1 - 1 / tp, h = m.hidden_size, layers = m.num_hidden_layers;
-    var out = b.norms * spread + b.router * spread, kvHeads = 0, mla = 0;
+    var out = b.norms * spread + b.router * spread, kvHeads = 0, mla = 0, la = m.linear_attention, kda = 0;
+    if (la && la.kda) {
+      kda = h * la.kda.head_dim * la.num_linear_layers * spread;
+      layers -= la.num_linear_layers;
+    }
     if (m.mla) {
       var a = m.mla, perLayer = h * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank;
       if (a.q_lora_rank) { perLayer += h * a.q_lora_rank + a.q_lora_rank; }
@@ -172,7 +207,8 @@
       var kvProj = (h * kvWidth + (m.attention_bias ? kvWidth : 0)) * layers;
       kvHeads = kvProj * (1 / m.num_key_value_heads - 1 / tp);
     }
-    return out + kvHeads + mla;  // Python sums the dict {norms, router, kv_heads, mla_down_proj} in that order
+    // Python sums the dict {norms, router, kv_heads, mla_down_proj, latent_moe_proj, kda_decay_gate_a} in order
+    return out + kvHeads + mla + b.latent_projections * spread + kda;
   }
   function tpShard(m, tp, f, fe) {
     var b = paramBreakdown(m), total = weightBytes(m, f, fe);
@@ -239,8 +275,12 @@
     if (out.tp_problem) { return out; }
     var shard = tpShard(m, n, f, fe), frac = shard.kv_fraction;
     var budget = kvBudgetBytes(g.memory_bytes, shard.weights_per_gpu, util, d.activation_bytes, d.reserve_bytes);
-    var perSeq = kvBytesPerSequencePaged(m, context, kv, d.block_size, frac);
-    var mc = maxContextOneSequence(m, budget / conc, kv, d.block_size, frac);
+    var perSeq = kvBytesPerSequencePaged(m, context, kv, d.block_size, frac), hybrid = null;
+    if (m.linear_attention && m.linear_attention.kda && !m.sliding_window) {
+      hybrid = function (ctx, bs) { return hybridSequenceBytesPerGpu(m, ctx, kv, n, bs || d.block_size); };
+      perSeq = hybrid(context);
+    }
+    var mc = maxContextOneSequence(m, budget / conc, kv, d.block_size, frac, hybrid);
     out.weights_per_gpu = shard.weights_per_gpu; out.replicated_extra = shard.replicated_extra_bytes;
     out.kv_fraction = frac; out.kv_per_token_gpu = out.kv_per_token * frac;
     out.usable_per_gpu = g.memory_bytes * util; out.kv_budget = budget; out.fits = budget > 0;
@@ -249,7 +289,7 @@
     out.kv_tokens = kvTokensInBudget(budget, out.kv_per_token * frac);
     out.max_sequences = maxConcurrentSequences(budget, perSeq);
     out.max_context = mc[0]; out.max_context_limit = mc[1];
-    var read = weightBytesReadPerStep(m, f, conc, fe), kvSeq = kvBytesPerSequence(m, context, kv) * frac;
+    var read = weightBytesReadPerStep(m, f, conc, fe), kvSeq = hybrid ? hybrid(context, 1) : kvBytesPerSequence(m, context, kv) * frac;
     var perGpu = read / n + shard.replicated_extra_bytes, comm = 0.0, withComm = n === 1;
     if (n > 1 && g.allreduce_latency_s && g.interconnect_bytes_per_s_per_direction) {
       comm = tpDecodeAllreduceTime(m, conc, d.activation_element_bytes, n, g.allreduce_latency_s,
@@ -275,7 +315,8 @@
   var TIED_BY_DEFAULT = ["gemma", "gemma2"], QKV_BIAS_ALWAYS = ["qwen2"], ALL_LAYERS_SLIDING = ["mistral", "mixtral"];
   var USE_SLIDING_FLAG = ["qwen2", "qwen2_moe", "qwen3", "qwen3_moe"], ALTERNATING_SLIDING = ["gemma2"];
   var LINEAR_STATE_BYTES = 2, EXPERT_COUNT_KEYS = ["n_routed_experts", "num_local_experts", "num_experts"];
-  var TOP_K_KEYS = ["num_experts_per_tok", "experts_per_token"];
+  var TOP_K_KEYS = ["num_experts_per_tok", "experts_per_token", "num_experts_per_token"];
+  var SHARED_COUNT_KEYS = ["n_shared_experts", "num_shared_experts"], KDA_STATE_BYTES = [4, 2];
   var LAYER_TYPES = ["full_attention", "sliding_attention", "linear_attention"];
   var NOT_MODELLED = [
     ["attention_chunk_size", "chunked local attention (Llama 4)"],
@@ -286,7 +327,6 @@
     ["num_kv_shared_layers", "layers that share another layer's KV cache"],
     ["kv_sharing_layer_map", "layers that share another layer's KV cache"],
     ["mlp_layer_types", "per-layer MLP types"],
-    ["linear_attn_config", "a linear-attention layout the engine does not read"],
     ["index_topk", "a sparse-attention indexer (DeepSeek sparse attention)"],
     ["sliding_window_pattern", "a sliding-window pattern (Gemma 3)"]
   ];
@@ -324,6 +364,27 @@
     }
     return [null, null, "quant_method " + show(method) + " with these settings is not interpreted; pick the weight format"];
   }
+  function kdaLayout(lac, layers, err, found) {  // hfconfig._kda_layout
+    if (!isObj(lac)) { err.push(["linear_attn_config", "must be an object"]); return [0, null]; }
+    var ids = get(lac, "kda_layers");
+    if (!Array.isArray(ids) || ids.some(function (i) { return !isWhole(i); }) ||
+        ids.some(function (i, j) { return ids.indexOf(i) !== j; })) {
+      err.push(["linear_attn_config", "kda_layers must be a list of distinct layer numbers >= 1"]);
+      return [0, null];
+    }
+    if (layers !== null && ids.some(function (i) { return i > layers; })) {
+      err.push(["linear_attn_config", "kda_layers names a layer past num_hidden_layers " + layers]);
+      return [0, null];
+    }
+    var vals = ["num_heads", "head_dim", "short_conv_kernel_size"].map(function (key) {
+      var v = get(lac, key);
+      if (!isWhole(v)) { err.push(["linear_attn_config", key + " must be a whole number >= 1, got " + show(v)]); return null; }
+      return v;
+    });
+    found.push("linear_attn_config");
+    return [ids.length, vals.indexOf(null) < 0 ?
+      { num_heads: vals[0], head_dim: vals[1], short_conv_kernel_size: vals[2] } : null];
+  }
   function parseConfig(cfg) {
     var res = { model: null, found: [], defaults: [], unread: [], errors: [], notes: [], fmt: null,
       expert_fmt: null, source: "config" };
@@ -346,6 +407,13 @@
       found.push(key);
       return v;
     }
+    function boolean(key) {
+      var v = get(cfg, key, null);
+      if (v === null) { return false; }
+      if (typeof v !== "boolean") { err.push([key, "must be true or false, got " + show(v)]); return false; }
+      found.push(key);
+      return v;
+    }
     function count(key) {
       var v = cfg[key];
       if (!isCount(v)) { err.push([key, "must be a whole number >= 0, got " + show(v)]); v = 0; }
@@ -361,9 +429,10 @@
     var mla = null;
     if (has(cfg, "kv_lora_rank")) {
       var kvr = whole("kv_lora_rank"), rope = whole("qk_rope_head_dim"), nope = whole("qk_nope_head_dim");
-      var vdim = whole("v_head_dim"), qr = whole("q_lora_rank", false);
+      var vdim = whole("v_head_dim"), qr = whole("q_lora_rank", false), gate = boolean("mla_use_output_gate");
       if (kvr !== null && rope !== null && nope !== null && vdim !== null) {
-        mla = { kv_lora_rank: kvr, q_lora_rank: qr, qk_rope_head_dim: rope, qk_nope_head_dim: nope, v_head_dim: vdim };
+        mla = { kv_lora_rank: kvr, q_lora_rank: qr, qk_rope_head_dim: rope, qk_nope_head_dim: nope, v_head_dim: vdim,
+          output_gate: gate };
       }
     }
     if (kvHeads === null && heads && !err.some(function (e) { return e[0] === "num_key_value_heads"; })) {
@@ -398,8 +467,9 @@
         if (inter !== null) { dflt.push(["moe_intermediate_size", inter]); }
         else { err.push(["moe_intermediate_size", "required for a mixture-of-experts config"]); }
       }
-      if (has(cfg, "n_shared_experts")) {
-        shared = count("n_shared_experts");
+      var sharedKey = SHARED_COUNT_KEYS.filter(function (key) { return has(cfg, key); })[0];
+      if (sharedKey) {
+        shared = count(sharedKey);
       } else if (has(cfg, "shared_expert_intermediate_size") && cfg.shared_expert_intermediate_size !== 0 &&
                  cfg.shared_expert_intermediate_size !== false) {
         var s = whole("shared_expert_intermediate_size");
@@ -424,17 +494,22 @@
       if (firstDense && inter === null) {
         err.push(["intermediate_size", "required: the config has dense layers before the MoE layers"]);
       }
+      var latent = whole("routed_expert_hidden_size", false), latentNorm = latent ? boolean("latent_moe_use_norm") : false;
+      if (latent && hidden && latent >= hidden) {
+        err.push(["routed_expert_hidden_size", latent + " must be smaller than hidden_size " + hidden]);
+      }
       if (nExp !== null && topK !== null && width !== null) {
         if (topK > nExp) { err.push([topKey, topK + " experts per token exceeds the " + nExp + " experts"]); }
         else {
           moe = { num_experts: nExp, experts_per_token: topK, num_shared_experts: shared,
-            moe_intermediate_size: width, first_dense_layers: firstDense };
+            moe_intermediate_size: width, first_dense_layers: firstDense, routed_expert_hidden_size: latent,
+            latent_moe_use_norm: latentNorm };
         }
       }
     } else if (inter === null && !has(cfg, "intermediate_size")) {
       err.push(["intermediate_size", "required field is missing"]);
     }
-    var nSliding = 0, nLinear = 0, lt = get(cfg, "layer_types", null);
+    var nSliding = 0, nLinear = 0, kda = null, lt = get(cfg, "layer_types", null);
     if (lt !== null) {
       if (!Array.isArray(lt) || lt.some(function (t) { return typeof t !== "string"; })) {
         err.push(["layer_types", "must be a list of layer-type names"]);
@@ -448,6 +523,9 @@
         lt.forEach(function (t) { if (t === "sliding_attention") { nSliding++; } else if (t === "linear_attention") { nLinear++; } });
         found.push("layer_types");
       }
+    } else if (has(cfg, "linear_attn_config")) {
+      var kl = kdaLayout(cfg.linear_attn_config, layers, err, found);
+      nLinear = kl[0]; kda = kl[1];
     } else if (has(cfg, "full_attention_interval") && layers) {
       var k = whole("full_attention_interval");
       if (k !== null) { nLinear = layers - Math.floor(layers / k); dflt.push(["linear layers", nLinear]); }
@@ -471,13 +549,17 @@
       var size = whole("sliding_window");
       if (size !== null) { sliding = { size: size, num_sliding_layers: nSliding }; }
     }
-    if (nLinear) {
+    if (nLinear && kda !== null) {
+      linear = { num_linear_layers: nLinear, state_bytes_per_layer: kdaStateBytes(kda.num_heads, kda.head_dim,
+        kda.short_conv_kernel_size, KDA_STATE_BYTES[0], KDA_STATE_BYTES[1]), kda: kda };
+      dflt.push(["KDA state dtypes", "fp32 recurrent, bf16 conv"]);
+    } else if (nLinear) {
       var vals = ["linear_num_value_heads", "linear_num_key_heads", "linear_key_head_dim", "linear_value_head_dim",
         "linear_conv_kernel_dim"].map(function (key) { return whole(key); });
       if (vals.indexOf(null) < 0) {
         var vh = vals[0], kh = vals[1], kd = vals[2], vd = vals[3], kern = vals[4];
         linear = { num_linear_layers: nLinear,
-          state_bytes_per_layer: (vh * kd * vd + (2 * kh * kd + vh * vd) * (kern - 1)) * LINEAR_STATE_BYTES };
+          state_bytes_per_layer: (vh * kd * vd + (2 * kh * kd + vh * vd) * (kern - 1)) * LINEAR_STATE_BYTES, kda: null };
         dflt.push(["linear state dtype", "bf16"]);
       }
     }
@@ -493,6 +575,9 @@
     else { bias = false; dflt.push(["attention_bias", false]); }
     if (flag(get(cfg, "num_nextn_predict_layers"))) {
       res.notes.push(["num_nextn_predict_layers", "multi-token-prediction layers are not counted"]);
+    }
+    if (flag(get(cfg, "attn_res_block_size"))) {
+      res.notes.push(["attn_res_block_size", "attention-residual vectors are not counted"]);
     }
     var q = own(top, "quantization_config") ? top.quantization_config : get(cfg, "quantization_config", null);
     if (q !== null && q !== undefined) {

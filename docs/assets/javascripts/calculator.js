@@ -164,8 +164,9 @@
   function render(m, g, f, kv, fe, n, ctx, c, u, mfu) {
     var r = E.evaluate(m, g, f, kv, fe, n, ctx, c, u, mfu, D.defaults), b = E.paramBreakdown(m), d = D.defaults;
     var s = section("r-params", "Parameters");
-    s.formula("total = embedding + lm_head + attention + dense MLPs + routed experts + shared experts + router + norms");
-    s.step("= " + [b.embedding, b.lm_head, b.attention, b.dense_mlp, b.routed_experts, b.shared_experts, b.router, b.norms].map(int).join(" + "));
+    var lp = b.latent_projections ? [b.latent_projections] : [];
+    s.formula("total = embedding + lm_head + attention + dense MLPs + routed experts + shared experts + router + norms" + (lp.length ? " + latent-MoE projections" : ""));
+    s.step("= " + [b.embedding, b.lm_head, b.attention, b.dense_mlp, b.routed_experts, b.shared_experts, b.router, b.norms].concat(lp).map(int).join(" + "));
     s.result(int(r.params_total) + " (" + params(r.params_total) + ") total; " + int(r.params_active) + " (" +
       params(r.params_active) + ") active per token");
     s = section("r-weights", "Weights");
@@ -202,6 +203,7 @@
     s.formula("KV budget per GPU = memory × fraction − weights per GPU − activations − runtime reserve");
     s.step("weights per GPU = " + gb(r.weights_total) + " / " + n + (r.replicated_extra ? " + " + int(r.replicated_extra) + " bytes replicated on every GPU" : "") + " = " + gb(r.weights_per_gpu));
     s.step("= " + gb(g.memory_bytes) + " × " + u + " − " + gb(r.weights_per_gpu) + " − " + gb(d.activation_bytes) + " − " + gb(d.reserve_bytes) + " = " + gb(r.kv_budget));
+    if (m.linear_attention && m.linear_attention.kda && !m.sliding_window) { s.step("KDA layers: their states split by TP (1/" + n + " per GPU); the MLA or KV cache splits by its own share."); }
     s.step("KV per sequence per GPU, paged: " + r.blocks_per_sequence + " blocks of " + d.block_size + " tokens = " + gb(r.kv_per_sequence_gpu) + "; × " + c + " sequences = " + gb(r.kv_load_gpu));
     if (!r.fits) { s.result("Does not fit: the weights alone leave no room for a KV cache (short by " + gb(-r.kv_budget) + " per GPU)."); }
     else if (r.headroom < 0) { s.result("The weights fit, but " + c + " sequences of " + int(ctx) + " tokens do not: short by " + gb(-r.headroom) + " per GPU."); }
