@@ -26,7 +26,8 @@ def fixture_configs() -> dict[str, dict]:
 
 # Ways to break a real config, each aimed at one check of the reader.
 def _broken(cfg: dict, i: int) -> dict:
-    c = copy.deepcopy(cfg)
+    top = copy.deepcopy(cfg)
+    c = top.get("text_config", top)  # a wrapped config (Kimi K3) is broken inside its text model
     kind = i % 10
     if kind == 0:
         c.pop("num_hidden_layers")
@@ -41,16 +42,16 @@ def _broken(cfg: dict, i: int) -> dict:
     elif kind == 5:
         c["attention_chunk_size"] = 8192
     elif kind == 6:
-        c["quantization_config"] = {"quant_method": "compressed-tensors"}
+        top["quantization_config"] = {"quant_method": "compressed-tensors"}
     elif kind == 7:
         c.pop("num_key_value_heads")
         c.pop("head_dim", None)
         c.pop("tie_word_embeddings", None)
     elif kind == 8:
-        c = {"text_config": c, "model_type": "wrapper"}
+        top = {"text_config": top, "model_type": "wrapper"}
     else:
         c["vocab_size"] = -5
-    return c
+    return top
 
 
 def cases() -> list[dict]:
