@@ -115,6 +115,26 @@ def test_pasted_config_gives_the_catalog_figures_and_survives_the_link(where, ct
         other.close()
 
 
+def test_kimi_k3_hybrid_figures_and_its_pasted_config(where, ctx):
+    """Latent MoE, KDA layers split by TP, gated MLA: the catalog entry and its pasted config.json agree with
+    the Python sheet (and so with node_fit on the trillion-parameter page)."""
+    cat = load_catalog()
+    r = evaluate(cat.model("kimi-k3"), cat.gpu("b300"), cat.format("bf16"), cat.format("bf16"),
+                 cat.format("mxfp4"), 8, 131072, 1, 0.9)
+    ctx.goto(where[0] + "?m=kimi-k3&g=b300&n=8&w=bf16&e=mxfp4&kv=bf16&ctx=128K&c=1&u=0.9")
+    expected_text = results_text(ctx)
+    assert f"{r['params_total']:,} (" in expected_text and "latent-MoE projections" in expected_text
+    assert f"{r['max_sequences']:,} sequences of 131,072 tokens" in expected_text
+    assert f"at most {r['decode_per_sequence']:,.0f} tokens/s per sequence" in expected_text
+    assert_no_junk(ctx)
+    ctx.select_option("[name=m]", "paste")
+    ctx.fill("[name=cfg]", (CONFIGS / "kimi-k3.json").read_text(encoding="utf-8"))
+    assert "quantization_config" in ctx.inner_text("#calc-config-read")  # named, not guessed
+    ctx.select_option("[name=e]", "mxfp4")
+    assert results_text(ctx) == expected_text
+    assert_no_junk(ctx)
+
+
 LLAMA = json.loads((CONFIGS / "llama-3.1-8b.json").read_text(encoding="utf-8"))
 BAD_CONFIGS = [
     pytest.param("{not json", "cfg", "not valid JSON", id="not-json"),
