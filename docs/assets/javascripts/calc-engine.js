@@ -1,4 +1,4 @@
-/* The sizing engine of the calculator page: a line-by-line port of macros/formulas (params.py, memory.py,
+/* The sizing engine of the calculator page: a line-by-line port of macros/formulas (params.py, hybridmoe.py, memory.py,
    parallel.py, speed.py), of the calculator's sheet (sitebuild/calcsheet.py) and of its config.json
    reader (sitebuild/hfconfig.py). tests/test_calculator_parity.py runs thousands of cases through both
    and requires equal results, so a change here needs the same change there. Pure functions, no DOM.
