@@ -15,11 +15,12 @@ from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 
 from sitebuild import deck, lcbundle, searchindex
+from sitebuild.calculator import CALCULATOR_PAGE, DATA_SCRIPT, CalculatorExportError, calculator_script
 from sitebuild.contract import SOURCES_HEADING, collapse_mistakes, insert_key_points, split_sources
 from sitebuild.nav import build_nav
 from sitebuild.practice import page_extract, practice_scripts
 from sitebuild.registry import SiteError, load_site
-from sitebuild.shortlinks import SHORT_LINK_DIR, add_copy_link_buttons, short_link_pages, short_link_url
+from sitebuild.shortlinks import SHORT_LINK_DIR, add_copy_link_buttons, icon_symbol, short_link_pages, short_link_url
 from sitebuild.structure import check_question_html
 
 # The nav entry in mkdocs.yml that is replaced by the generated question navigation.
@@ -47,6 +48,10 @@ def on_config(config):
         raise PluginError(f"mkdocs.yml: extra.repository (REPO_URL) must be an https:// address, got {repo!r}")
     _state["site"] = site
     _state["problems"] = []
+    try:  # before any page is built: a catalog field the calculator cannot size fails the build at once
+        _state["calculator"] = calculator_script()
+    except CalculatorExportError as exc:
+        raise PluginError(str(exc)) from None
     _state["extracts"], _state["urls"] = {}, {}
     nav = list(config.nav or [])
     if NAV_PLACEHOLDER not in nav:
@@ -88,6 +93,8 @@ def on_page_markdown(markdown, page, config, files):
 
 
 def on_page_content(html, page, config, files):
+    if page.file.src_uri == CALCULATOR_PAGE:  # the results' copy-link buttons use the page's icon symbol
+        return icon_symbol(_link_icon())[0] + html
     q = _question(page)
     if q is not None:
         for problem in check_question_html(html):
@@ -152,6 +159,10 @@ def on_post_build(config):
             out = Path(config.site_dir) / rel
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(text, encoding="utf-8")
+    if files.get_file_from_path(CALCULATOR_PAGE) is not None:
+        out = Path(config.site_dir) / DATA_SCRIPT
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(_state["calculator"], encoding="utf-8")
     for q in site.questions.values():
         target = files.get_file_from_path(q.src).url
         for rel, html in short_link_pages(q.id, target, config.site_url, q.title, q.description).items():

@@ -66,7 +66,7 @@ _FOLLOWUP = re.compile(r'<details class="followup" id="(fu-[a-z0-9-]+)"')
 _ICON_ID = "msib-link-icon"
 
 
-def _icon_symbol(icon_svg: str) -> tuple[str, str]:
+def icon_symbol(icon_svg: str) -> tuple[str, str]:
     """(a hidden <svg> defining the icon once per page, the markup each button uses to show it)."""
     m = re.match(r"\s*<svg\b([^>]*)>(.*)</svg>\s*$", icon_svg, re.S)
     if not m:
@@ -90,7 +90,7 @@ def add_copy_link_buttons(page_html: str, short_url: str, icon_svg: str = "") ->
     When the short link's host is local (no public ``site_url``: 127.0.0.1, localhost), the site script
     copies the address the reader is on instead (the page, plus the follow-up's anchor).
     """
-    symbol, use = _icon_symbol(icon_svg)
+    symbol, use = icon_symbol(icon_svg)
 
     def button(url: str, what: str, cls: str = "") -> str:
         return _BUTTON.format(url=url, what=what, icon=use, cls=cls)

@@ -37,6 +37,8 @@ CANDIDATES = [
     ("section-index", _first_section_index()),
     ("contributing", "contributing/index.md"),
     ("practice", "practice.md"),
+    ("calculator", "calculator.md"),
+    ("what-fits", "reference/what-fits.md"),
     ("not-found", "404.html"),
 ]
 PAGE_TYPES = [(kind, src) for kind, src in CANDIDATES

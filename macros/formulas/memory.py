@@ -361,18 +361,21 @@ def max_concurrent_sequences(kv_budget: float, bytes_per_sequence: float) -> int
 
 
 def max_context_one_sequence(model, kv_budget: float, kv_dtype, block_size: int = DEFAULT_BLOCK_SIZE,
-                             kv_fraction: float = 1.0) -> tuple[int, str]:
+                             kv_fraction: float = 1.0, per_sequence=None) -> tuple[int, str]:
     """Longest context one sequence can hold in ``kv_budget`` bytes, and what limits it.
 
     Returns ``(tokens, limit)`` with ``limit`` either ``"memory"`` (the KV budget; tokens are whole
     blocks) or ``"max_position_embeddings"`` (the model's trained context, reached first).
-    Monotone search over the paged per-sequence size, so windows and constant states are honoured.
+    Monotone search over the paged per-sequence size, so windows and constant states are honoured;
+    ``per_sequence(ctx)`` replaces that size when given (a hybrid model's cache plus TP-split states).
     """
     cap = model.max_position_embeddings
     if kv_budget <= 0:
         return 0, "memory"
 
     def fits(ctx: int) -> bool:
+        if per_sequence is not None:
+            return per_sequence(ctx) <= kv_budget
         return kv_bytes_per_sequence_paged(model, ctx, kv_dtype, block_size, kv_fraction) <= kv_budget
 
     if fits(cap):

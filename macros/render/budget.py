@@ -218,5 +218,6 @@ def what_fits(context: int = 8192, kv_dtype: Format = "bf16", counts=(1, 2, 4, 8
                    + ", ".join(f"{f.key} {U.fmt_gb(F.weight_bytes(m, f))}" for f in fobjs)
                    + f"; KV {U.fmt_bytes(F.kv_bytes_per_token(m, kv))} per token.\n\n"
                    # The cells are numbers: kept out of the search index, which the headings still reach.
-                   + '<div class="fits-table" data-search-exclude="" markdown>\n\n' + "\n".join(head) + "\n\n</div>")
+                   + f'<div class="fits-table" data-search-exclude="" data-model="{m.key}" markdown>\n\n'
+                   + "\n".join(head) + "\n\n</div>")
     return "\n\n".join(out)

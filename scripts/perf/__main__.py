@@ -258,8 +258,10 @@ def bench_lighthouse(tmp: Path) -> None:
             big = max(qs, key=lambda q: sizes[q.src])
             for q in (qs[0], big) if big is not qs[0] else (qs[0], qs[-1]):
                 targets.append((f"Q{q.id}", q.src[:-3] + "/"))
-        if (ROOT / "docs" / "practice.md").exists():
-            targets.append(("practice", "practice/"))
+        for label, src in (("practice", "practice.md"), ("calculator", "calculator.md"),
+                           ("what-fits", "reference/what-fits.md")):
+            if (ROOT / "docs" / src).exists():
+                targets.append((label, src[:-3] + "/"))
         header = " ".join(f"{c[:13]:>14}" for c in lighthouse.CATEGORIES)
         print(f"{'page':<58} {header}")
         for label, path in targets:
@@ -291,7 +293,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scaling-repeat", type=int, default=2, help="builds per point for --scaling (fastest kept)")
     ap.add_argument("--no-prune-compare", action="store_true",
                     help="with --scaling, skip the builds with navigation.prune switched off")
-    ap.add_argument("--lighthouse", action="store_true", help="Lighthouse on the home page and two question pages")
+    ap.add_argument("--lighthouse", action="store_true",
+                    help="Lighthouse on home, two question pages, practice, calculator, what-fits")
     ap.add_argument("--no-network", action="store_true", help="strict builds with the network disabled")
     ap.add_argument("--breakdown", action="store_true", help="time each plugin/hook event, template and macro")
     ap.add_argument("--all", action="store_true", help="everything above")
