@@ -21,6 +21,7 @@ One module per topic, mirroring :mod:`macros.formulas`:
 - :mod:`.reference`  the reference pages (models, GPUs, formats, prices)
 - :mod:`.numbers`    the numbers-to-know sheet
 - :mod:`.figures`    generated SVG figures (roofline, paged-KV block table)
+- :mod:`.disagg`     fleet scale: prefill/decode pools (and their figure), wide expert-parallel layout
 
 Shared parts: :mod:`.registry` (the ``@macro`` decorator, argument conversion by parameter name,
 ``MACROS``), :mod:`.inputs` (catalog lookups and value checks), :mod:`.blocks` (links, the
@@ -57,6 +58,7 @@ from . import numbers  # noqa: F401
 from . import figures  # noqa: F401
 from . import costplan  # noqa: F401
 from . import costchart  # noqa: F401
+from . import disagg  # noqa: F401
 from .blocks import anchor_id, catalog_href, catalog_link, example_block
 from .registry import MACROS, REGISTRY, macro
 
