@@ -1,6 +1,6 @@
 """Fleet-scale sizing (macros/formulas/disagg.py, macros/render/disagg.py): the M/D/1 prefill pool and the
-Little's-law decode pool against hand computation, the expert layout against DeepSeek-V3's published
-deployment, and the pools figure against the same sizing as its table."""
+Little's-law decode pool against hand computation, the split from measured throughput against DeepSeek's
+published node count, and the pools figure against the same sizing as its table."""
 
 from __future__ import annotations
 
@@ -71,33 +71,6 @@ def test_outputs_triple_decode_triples_prefill_does_not_move():
     assert long.decode_concurrency == pytest.approx(3 * short.decode_concurrency)
 
 
-def test_expert_layout_matches_deepseek_v3_deployment():
-    # DeepSeek-V3 report, section 3.4: prefill unit of 32 GPUs with 32 redundant experts, 8 + 1 experts per GPU;
-    # decode unit of 320 GPUs, one expert per GPU, 64 GPUs for redundant and shared experts.
-    pre = D.expert_layout(256, 8, 32, tokens=4096, redundant=32)
-    assert pre.slots_per_gpu == 9
-    dec = D.expert_layout(256, 8, 320, tokens=320 * 64, redundant=64)
-    assert dec.slots_per_gpu == 1
-    # 4,096 tokens x top-8 = 32,768 token-expert pairs: 128 per expert, 1,024 per GPU over EP 32.
-    assert D.tokens_per_expert(4096, 8, 256) == 128
-    assert pre.tokens_per_gpu == 1024 and pre.tokens_per_slot == pytest.approx(32768 / 288)
-
-
-def test_expert_layout_hot_expert_and_its_copies():
-    # EP 8, 64 experts, top-2, 1,024 tokens: fair share 32 per expert, 256 per GPU. A hot expert at 4x its fair
-    # share adds 96 to its GPU: 352, imbalance 1.375; with a second copy on another GPU, 48 each: 304, 1.1875.
-    one = D.expert_layout(64, 2, 8, 1024, hot_factor=4)
-    assert one.hot_tokens_per_gpu == 352 and one.imbalance == pytest.approx(1.375)
-    two = D.expert_layout(64, 2, 8, 1024, redundant=8, hot_factor=4, hot_copies=2)
-    assert two.hot_tokens_per_gpu == 304 and two.imbalance == pytest.approx(1.1875)
-    with pytest.raises(ValueError, match="do not divide over EP 8"):
-        D.expert_layout(64, 2, 8, 1024, redundant=3)
-    with pytest.raises(ValueError, match="only 0 exist"):
-        D.expert_layout(64, 2, 8, 1024, hot_factor=2, hot_copies=2)
-    with pytest.raises(ValueError, match="hot_factor"):
-        D.expert_layout(64, 2, 8, 1024, hot_factor=0.5)
-
-
 # ---------------------------------------------------------------- the worked example and the figure
 
 def test_plan_table_matches_the_formulas():
@@ -144,11 +117,11 @@ def test_pools_figure_points_are_the_table_values_where_the_axes_say():
           if t.get("text-anchor") == "middle" and re.fullmatch(r"[\d,]+", t.text or "")}
     (y0, p0), (y1, p1) = min(yt.items()), max(yt.items())
     for pool in ("prefill", "decode"):
-        pts = [e for e in svg.iter("circle") if e.get("class") == f"point {pool}"]
+        pts = [e for e in svg.iter("circle") if e.get("data-series") == pool]
         assert len(pts) == len(OUTS)
         for el, r in zip(pts, rows, strict=True):
             want = r.pools.prefill_gpus if pool == "prefill" else r.pools.decode_gpus
-            assert int(el.get("data-gpus")) == want and int(el.get("data-output")) == r.output_tokens
+            assert float(el.get("data-y")) == want and float(el.get("data-x")) == r.output_tokens
             value = y0 + (float(el.get("cy")) - p0) / (p1 - p0) * (y1 - y0)
             assert value == pytest.approx(want, abs=0.05)
             assert float(el.get("cx")) == pytest.approx(xt[r.output_tokens], abs=0.1)

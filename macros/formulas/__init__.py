@@ -20,7 +20,8 @@ Modules by topic:
 - :mod:`.drift`     drift statistics: PSI and the two-sample KS statistic
 - :mod:`.kubernetes` probe timings from a load time, requests and limits with headroom, CFS quota
 - :mod:`.longctx`   one very long sequence: prefill MLP activation, chunks, total footprint
-- :mod:`.disagg`    fleet scale: M/D/1 prefill pool, Little's-law decode pool, expert layout with redundancy
+- :mod:`.disagg`    fleet scale: M/D/1 prefill pool, Little's-law decode pool, pools from measured throughput
+- :mod:`.wideep`    wide expert parallelism: expert layout with redundant copies, dispatch bytes, EPLB packing
 
 Every function documents its formula, units and assumptions, and raises ValueError on negative or
 nonsensical input. Nothing here formats numbers or imports MkDocs.
@@ -46,3 +47,4 @@ from .kubernetes import *  # noqa: F401,F403
 from .transfer import *  # noqa: F401,F403
 from .vision import *  # noqa: F401,F403
 from .disagg import *  # noqa: F401,F403
+from .wideep import *  # noqa: F401,F403

@@ -1,12 +1,10 @@
-"""Fleet-scale sizing: the prefill and decode pools of a disaggregated deployment, and the expert
-layout of a wide expert-parallel MoE deployment (Part C, Q137 and Q138).
+"""Fleet-scale sizing: the prefill and decode pools of a disaggregated deployment (Part C, Q138).
 
 Prefill pool: each prefill instance is a single-server queue with a deterministic service time
 (DistServe models a prefill instance as M/D/1), so the mean time to first token is the prefill time
 plus the Pollaczek-Khinchine waiting time. Decode pool: by Little's law the sequences in decode are
 ``arrival rate x output tokens x TPOT``; instances = that concurrency over the batch one instance
-holds at the TPOT target. Expert layout: slots per GPU with redundant experts, the tokens each
-expert copy sees per step, and the all-to-all bytes per rank.
+holds at the TPOT target; or, from measured per-node throughput, demand over capacity per phase.
 
 Units: requests/s, seconds, tokens, bytes. Pure functions; nothing here formats numbers.
 """
@@ -19,8 +17,7 @@ from dataclasses import dataclass
 from . import _checks as chk
 
 __all__ = ["md1_wait", "md1_ttft", "prefill_instances", "decode_concurrency", "decode_instances",
-           "PdPools", "pd_pools", "pools_from_throughput", "sequences_in_decode", "ExpertLayout", "expert_layout",
-           "tokens_per_expert"]
+           "PdPools", "pd_pools", "pools_from_throughput", "sequences_in_decode"]
 
 
 def md1_wait(arrival_rate: float, service_s: float) -> float:
@@ -141,65 +138,3 @@ def sequences_in_decode(output_tokens_per_s: float, tokens_per_s_per_sequence: f
     chk.non_negative("output_tokens_per_s", output_tokens_per_s)
     chk.positive("tokens_per_s_per_sequence", tokens_per_s_per_sequence)
     return output_tokens_per_s / tokens_per_s_per_sequence
-
-
-# ---------------------------------------------------------------- wide expert parallelism: the layout
-
-def tokens_per_expert(tokens: int, top_k: int, num_experts: int) -> float:
-    """Mean tokens one routed expert processes in a step of ``tokens``: ``tokens x top_k / experts``."""
-    chk.non_negative_int("tokens", tokens)
-    chk.positive_int("top_k", top_k)
-    chk.positive_int("num_experts", num_experts)
-    if top_k > num_experts:
-        raise ValueError(f"top_k {top_k} exceeds num_experts {num_experts}")
-    return tokens * top_k / num_experts
-
-
-@dataclass(frozen=True)
-class ExpertLayout:
-    """Routed experts placed over an expert-parallel group, with redundant copies."""
-
-    num_experts: int
-    redundant: int
-    ep: int
-    slots_per_gpu: int          # expert copies each GPU holds: (experts + redundant) / EP
-    tokens_per_gpu: float       # token-expert pairs a GPU processes per step, uniform routing
-    tokens_per_slot: float      # per expert copy: tokens x top_k / (experts + redundant)
-    hot_tokens_per_gpu: float   # the busiest GPU when one expert gets ``hot_share`` x its fair load
-
-    @property
-    def imbalance(self) -> float:
-        """Busiest GPU over the mean (>= 1): what every rank waits for at the combine."""
-        return self.hot_tokens_per_gpu / self.tokens_per_gpu if self.tokens_per_gpu else 1.0
-
-
-def expert_layout(num_experts: int, top_k: int, ep: int, tokens: int, redundant: int = 0,
-                  hot_factor: float = 1.0, hot_copies: int = 1) -> ExpertLayout:
-    """Where the routed experts of one MoE layer sit and how many tokens each GPU serves per step.
-
-    ``ep`` GPUs hold ``num_experts + redundant`` expert copies, the same number on each (DeepSeek-V3's
-    prefill unit: 256 + 32 copies on 32 GPUs, 9 each). ``tokens`` is the whole EP group's step (the
-    sum of every rank's batch); each brings ``top_k`` token-expert pairs, ``tokens x top_k / ep`` per
-    GPU on average. ``hot_factor``: one expert receives that many times its fair share
-    (``tokens x top_k / num_experts``); spread over ``hot_copies`` copies on different GPUs, the
-    busiest GPU carries its mean load plus the hot expert's excess divided by the copies.
-    """
-    chk.positive_int("num_experts", num_experts)
-    chk.positive_int("ep", ep)
-    chk.non_negative_int("redundant", redundant)
-    chk.positive_int("hot_copies", hot_copies)
-    if hot_factor < 1 or not math.isfinite(hot_factor):
-        raise ValueError(f"hot_factor is the hot expert's load over its fair share and must be >= 1, "
-                         f"got {hot_factor!r}")
-    slots = num_experts + redundant
-    if slots % ep:
-        raise ValueError(f"{num_experts} experts + {redundant} redundant = {slots} copies do not divide over EP {ep}; "
-                         f"choose redundant so that the total is a multiple of {ep}")
-    if hot_copies > 1 + redundant:
-        raise ValueError(f"hot_copies {hot_copies} needs {hot_copies - 1} redundant copies, only {redundant} exist")
-    fair = tokens_per_expert(tokens, top_k, num_experts)
-    per_gpu = tokens * top_k / ep
-    excess = (hot_factor - 1) * fair
-    # the hot expert's extra load lands on the GPUs holding its copies, split evenly between them
-    hot = per_gpu + excess / hot_copies
-    return ExpertLayout(num_experts, redundant, ep, slots // ep, per_gpu, tokens * top_k / slots, hot)

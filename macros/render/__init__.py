@@ -21,7 +21,9 @@ One module per topic, mirroring :mod:`macros.formulas`:
 - :mod:`.reference`  the reference pages (models, GPUs, formats, prices)
 - :mod:`.numbers`    the numbers-to-know sheet
 - :mod:`.figures`    generated SVG figures (roofline, paged-KV block table)
-- :mod:`.disagg`     fleet scale: prefill/decode pools (and their figure), wide expert-parallel layout
+- :mod:`.disagg`     fleet scale: prefill/decode pools (and their figure), pools from measured throughput
+- :mod:`.wideep`     wide expert parallelism: layout, a MoE layer across EP sizes (and its figure), EPLB balance
+- :mod:`.linechart`  the small SVG line chart the fleet-scale figures share
 
 Shared parts: :mod:`.registry` (the ``@macro`` decorator, argument conversion by parameter name,
 ``MACROS``), :mod:`.inputs` (catalog lookups and value checks), :mod:`.blocks` (links, the
@@ -59,6 +61,7 @@ from . import figures  # noqa: F401
 from . import costplan  # noqa: F401
 from . import costchart  # noqa: F401
 from . import disagg  # noqa: F401
+from . import wideep  # noqa: F401
 from .blocks import anchor_id, catalog_href, catalog_link, example_block
 from .registry import MACROS, REGISTRY, macro
 

@@ -14,6 +14,7 @@ from ..formulas import disagg as D
 from . import inputs
 from .blocks import GIVEN, Example, _flink, _glink, _i, _mlink, _n, anchor_id
 from .budget import _budget
+from .linechart import ACCENT, DASHED, Series, line_chart
 from .registry import ARGS, COUNT, Arg, macro
 from .speed import _decode
 
@@ -210,11 +211,6 @@ def pd_split_measured(input_tokens_per_day: float, output_tokens_per_day: float,
 
 # ---------------------------------------------------------------- the figure: pools against output length
 
-W, H = 560, 300
-LEFT, RIGHT, TOP, BOTTOM = 56, 16, 14, 46
-LINK = "var(--md-typeset-a-color)"
-
-
 @macro("figure", example='pd_pools_svg("llama-3.1-70b", "h100-sxm", arrival_rate=10, input_tokens=3000, '
        'outputs=[150, 300, 600, 900, 1200, 1800], fmt="fp8", kv_dtype="fp8", prefill_gpus=2, decode_gpus=4, '
        'ttft_ms=600, tpot_ms=50)', args=_PD_ARGS)
@@ -225,53 +221,21 @@ def pd_pools_svg(model: Model, gpu: Gpu, arrival_rate: float, input_tokens: int,
     """Figure: prefill and decode GPUs against output length, from the same sizing as `pd_pools_plan`.
 
     Linear axes; one point per entry of `outputs` (at least two, ascending) for each pool; each point
-    carries its value in `data-gpus`.
+    carries its output length in `data-x` and its GPUs in `data-y`.
     """
     if len(outputs) < 2 or list(outputs) != sorted(set(outputs)):
         raise MacroInputError("outputs must list at least two distinct output lengths in ascending order")
     _, rows = pd_rows(model, gpu, arrival_rate, input_tokens, outputs, fmt, kv_dtype, prefill_gpus, decode_gpus,
                       ttft_ms / 1e3, tpot_ms / 1e3, mfu, gpu_util, max_batch)
     xs = [r.output_tokens for r in rows]
-    series = (("prefill", [r.pools.prefill_gpus for r in rows], 'stroke="currentColor" stroke-dasharray="5 4"',
-               "currentColor"),
-              ("decode", [r.pools.decode_gpus for r in rows], f'style="stroke:{LINK}"', LINK))
-    ymax = max(max(v) for _, v, _, _ in series)
-    step = next(s for s in (1, 2, 4, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000) if ymax / s <= 8)
-    ytop = step * (ymax // step + 1)  # one tick of headroom above the highest point, for its label
-    x0, x1 = 0, xs[-1]
-
-    def px(x: float) -> float:
-        return LEFT + (x - x0) / (x1 - x0) * (W - LEFT - RIGHT)
-
-    def py(y: float) -> float:
-        return H - BOTTOM - y / ytop * (H - TOP - BOTTOM)
-
-    body = [f'<path fill="none" stroke="currentColor" d="M{LEFT},{TOP}V{H - BOTTOM}H{W - RIGHT}"/>']
-    for y in range(0, int(ytop) + 1, step):
-        body.append(f'<path stroke="currentColor" d="M{LEFT - 5},{py(y):.1f}h5"/>'
-                    f'<text x="{LEFT - 8}" y="{py(y):.1f}" dy="4" text-anchor="end">{y}</text>')
-    for x in xs:
-        body.append(f'<path stroke="currentColor" d="M{px(x):.1f},{H - BOTTOM}v5"/>'
-                    f'<text x="{px(x):.1f}" y="{H - BOTTOM + 17}" text-anchor="middle">{_i(x)}</text>')
-    body.append(f'<text x="{(LEFT + W - RIGHT) / 2}" y="{H - 8}" text-anchor="middle">output tokens per request'
-                '</text>')
-    body.append(f'<text transform="translate(14,{(TOP + H - BOTTOM) / 2}) rotate(-90)" text-anchor="middle">'
-                'GPUs in the pool</text>')
-    for name, ys, style, fill in series:
-        pts = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in zip(xs, ys, strict=True))
-        body.append(f'<polyline fill="none" stroke-width="2" {style} points="{pts}"/>')
-        for x, y in zip(xs, ys, strict=True):
-            body.append(f'<circle class="point {name}" cx="{px(x):.1f}" cy="{py(y):.1f}" r="4" '
-                        f'data-output="{x}" data-gpus="{y}" style="fill:{fill}"/>')
-        body.append(f'<text x="{px(xs[-1]) - 4:.1f}" y="{py(ys[-1]) - 8:.1f}" text-anchor="end">{name}</text>')
-    fid = f"fig-pd-pools-{anchor_id('model', model.key)}"
     title = f"Prefill and decode GPUs for {model.name} against output length"
     desc = (f"{_n(arrival_rate)} requests per second of {_i(input_tokens)} input tokens on {gpu.name}: "
             + "; ".join(f"{_i(r.output_tokens)} output tokens: {r.pools.prefill_gpus} prefill GPUs, "
                         f"{r.pools.decode_gpus} decode GPUs" for r in rows)
             + ". The prefill pool does not depend on the output length; the decode pool grows with it.")
-    return (f'<figure class="msib-figure"><svg viewBox="0 0 {W} {H}" role="img" '
-            f'aria-labelledby="{fid}-t {fid}-d" font-size="12" fill="currentColor">'
-            f'<title id="{fid}-t">{title}</title><desc id="{fid}-d">{desc}</desc>{"".join(body)}</svg>'
-            f'<figcaption>{title}: the same sizing as the worked example (M/D/1 prefill pool, Little\'s-law '
-            f'decode pool). Generated from the catalog.</figcaption></figure>')
+    return line_chart(f"fig-pd-pools-{anchor_id('model', model.key)}", title, desc,
+                      f"{title}: the same sizing as the worked example (M/D/1 prefill pool, Little's-law decode "
+                      "pool). Generated from the catalog.", xs,
+                      [Series("prefill", [r.pools.prefill_gpus for r in rows], DASHED),
+                       Series("decode", [r.pools.decode_gpus for r in rows], ACCENT)],
+                      "output tokens per request", "GPUs in the pool")
