@@ -19,7 +19,7 @@ __all__ = ["MODULES", "is_record", "starter_source"]
 
 HERE = Path(__file__).resolve().parent
 
-# Question id -> reference module in this package, for the six live-coding pages (Q89-Q94).
+# Question id -> reference module in this package, for the live-coding pages (Q89-Q94, Q151).
 MODULES: dict[int, str] = {
     89: "batch_aggregator",
     90: "bounded_queue",
@@ -27,6 +27,7 @@ MODULES: dict[int, str] = {
     92: "timed_batcher",
     93: "token_bucket",
     94: "generate_wrapper",
+    151: "kv_block_pool",
 }
 
 _NOT_IMPLEMENTED = ast.Raise(exc=ast.Name(id="NotImplementedError", ctx=ast.Load()), cause=None)
