@@ -22,6 +22,7 @@ Modules by topic:
 - :mod:`.longctx`   one very long sequence: prefill MLP activation, chunks, total footprint
 - :mod:`.disagg`    fleet scale: M/D/1 prefill pool, Little's-law decode pool, pools from measured throughput
 - :mod:`.wideep`    wide expert parallelism: expert layout with redundant copies, dispatch bytes, EPLB packing
+- :mod:`.kvtier`    KV tiers below the GPU: reload vs recompute, tier capacity and retention, break-even hit rate
 
 Every function documents its formula, units and assumptions, and raises ValueError on negative or
 nonsensical input. Nothing here formats numbers or imports MkDocs.
@@ -48,3 +49,4 @@ from .transfer import *  # noqa: F401,F403
 from .vision import *  # noqa: F401,F403
 from .disagg import *  # noqa: F401,F403
 from .wideep import *  # noqa: F401,F403
+from .kvtier import *  # noqa: F401,F403
