@@ -71,16 +71,15 @@ def _block_hash(parent: bytes, block: Sequence[int], salt: bytes | None) -> byte
 
 
 def chain_hashes(tokens: Sequence[int], block_size: int, salt: bytes = b"") -> list[bytes]:
-    """Hashes of the full blocks of ``tokens``, each chained to the one before it.
-
-    ``h[i] = sha256(h[i-1] + salt_if_first + tokens of block i)``, with ``h[-1] = ROOT_HASH``; the
-    partial last block has no hash. Two sequences share ``h[i]`` only if their first ``(i + 1) x
-    block_size`` tokens (and salt) are equal, so a hit on block i implies hits on every block before it.
-    """
+    """Hashes of the full blocks of ``tokens``: ``h[i] = sha256(h[i-1], salt if i == 0, block i)``, ``h[-1] =
+    ROOT_HASH``. Equal ``h[i]`` means equal first ``(i + 1) x block_size`` tokens and salt; a partial block has none."""
     check_count("block_size", block_size)
     toks = _check_tokens(tokens, allow_empty=True)
     _check_salt(salt)
     return _extend(ROOT_HASH, [], toks, block_size, salt)
+
+
+# --8<-- [end:hash]
 
 
 def _extend(parent: bytes, hashes: list[bytes], toks: list[int], block_size: int, salt: bytes) -> list[bytes]:
@@ -92,9 +91,6 @@ def _extend(parent: bytes, hashes: list[bytes], toks: list[int], block_size: int
     return hashes
 
 
-# --8<-- [end:hash]
-
-
 # --8<-- [start:pool]
 class BlockPool:
     """``num_blocks`` blocks of ``block_size`` tokens, shared between sequences by prefix."""
@@ -104,20 +100,15 @@ class BlockPool:
         check_count("block_size", block_size)
         self.num_blocks, self.block_size = num_blocks, block_size
         self._lock = threading.Lock()
-        self._ref = [0] * num_blocks                        # holders of each block
-        self._hash: list[bytes | None] = [None] * num_blocks  # set while the block is findable
-        self._cached: dict[bytes, int] = {}                  # hash -> block id
-        self._free: OrderedDict[int, None] = OrderedDict.fromkeys(range(num_blocks))  # front = evict first
-        self._tables: dict[Hashable, list[int]] = {}         # sequence -> its block ids, in order
-        self._tokens: dict[Hashable, list[int]] = {}         # sequence -> its tokens
-        self._hashes: dict[Hashable, list[bytes]] = {}       # sequence -> hashes of its full blocks
-        self._salt: dict[Hashable, bytes] = {}
-
-    @property
-    def num_free(self) -> int:
-        """Blocks no sequence holds (cached or not): what an allocation can still take."""
-        with self._lock:
-            return len(self._free)
+        self._ref = [0] * num_blocks                             # holders of each block
+        self._hash: list[bytes | None] = [None] * num_blocks      # set while the block is findable
+        self._cached: dict[bytes, int] = {}                       # hash -> block id
+        self._free = OrderedDict.fromkeys(range(num_blocks))      # free block ids; front = evict first
+        # per sequence: its block ids in order, its tokens, the hashes of its full blocks, its salt
+        self._tables: dict = {}
+        self._tokens: dict = {}
+        self._hashes: dict = {}
+        self._salt: dict = {}
 
     def allocate(self, seq_id: Hashable, tokens: Sequence[int], salt: bytes = b"") -> Allocation:
         """Give a new sequence blocks for ``tokens``, reusing cached blocks of its longest cached prefix.
@@ -151,6 +142,44 @@ class BlockPool:
             self._hashes[seq_id] = hashes
             return Allocation(tuple(table), len(hits) * self.block_size)
 
+    # --8<-- [end:pool]
+
+    # --8<-- [start:free]
+    def free(self, seq_id: Hashable) -> None:
+        """Release a sequence's blocks, last block first, so a prefix outlives its tails in the cache.
+
+        A second ``free`` of the same sequence raises ``KeyError``: counts never go below zero.
+        """
+        _check_seq(seq_id)
+        with self._lock:
+            table = self._known(seq_id)
+            for b in reversed(table):
+                self._ref[b] -= 1
+                if self._ref[b] == 0:
+                    self._free[b] = None  # to the back: evicted after every block freed before it
+            del self._tables[seq_id], self._tokens[seq_id], self._hashes[seq_id], self._salt[seq_id]
+
+    # Private helpers: called with the lock held.
+    def _take(self, b: int) -> None:
+        if self._ref[b] == 0:
+            del self._free[b]  # a hit on a free cached block: it is in use again, no longer evictable
+        self._ref[b] += 1
+
+    def _pop_lru(self) -> int:
+        b, _ = self._free.popitem(last=False)
+        old = self._hash[b]
+        if old is not None:  # evict: the block's old contents can no longer be found
+            del self._cached[old]
+            self._hash[b] = None
+        self._ref[b] = 1
+        return b
+
+    def _register(self, h: bytes, b: int) -> None:
+        if h not in self._cached:  # an identical block cached earlier stays the one that is found
+            self._cached[h] = b
+            self._hash[b] = h
+    # --8<-- [end:free]
+
     def append(self, seq_id: Hashable, tokens: Sequence[int]) -> tuple[int, ...]:
         """Add decoded ``tokens`` to a sequence: new blocks as the last one fills, hashed once full.
 
@@ -175,19 +204,11 @@ class BlockPool:
                 self._register(hashes[i], table[i])
             return added
 
-    def free(self, seq_id: Hashable) -> None:
-        """Release a sequence's blocks, last block first, so a prefix outlives its tails in the cache.
-
-        A second ``free`` of the same sequence raises ``KeyError``: counts never go below zero.
-        """
-        _check_seq(seq_id)
+    @property
+    def num_free(self) -> int:
+        """Blocks no sequence holds (cached or not): what an allocation can still take."""
         with self._lock:
-            table = self._known(seq_id)
-            for b in reversed(table):
-                self._ref[b] -= 1
-                if self._ref[b] == 0:
-                    self._free[b] = None  # to the back: evicted after every block freed before it
-            del self._tables[seq_id], self._tokens[seq_id], self._hashes[seq_id], self._salt[seq_id]
+            return len(self._free)
 
     def ref_count(self, block_id: int) -> int:
         """How many sequences hold the block."""
@@ -205,29 +226,8 @@ class BlockPool:
         if isinstance(block_id, bool) or not isinstance(block_id, int) or not 0 <= block_id < self.num_blocks:
             raise ValueError(f"block_id must be an int in [0, {self.num_blocks}), got {block_id!r}")
 
-    # Private helpers: called with the lock held.
     def _known(self, seq_id: Hashable) -> list[int]:
         try:
             return self._tables[seq_id]
         except KeyError:
             raise KeyError(f"sequence {seq_id!r} holds no blocks (never allocated, or already freed)") from None
-
-    def _take(self, b: int) -> None:
-        if self._ref[b] == 0:
-            del self._free[b]  # a hit on a free cached block: it is in use again, no longer evictable
-        self._ref[b] += 1
-
-    def _pop_lru(self) -> int:
-        b, _ = self._free.popitem(last=False)
-        old = self._hash[b]
-        if old is not None:  # evict: the block's old contents can no longer be found
-            del self._cached[old]
-            self._hash[b] = None
-        self._ref[b] = 1
-        return b
-
-    def _register(self, h: bytes, b: int) -> None:
-        if h not in self._cached:  # an identical block cached earlier stays the one that is found
-            self._cached[h] = b
-            self._hash[b] = h
-# --8<-- [end:pool]
