@@ -31,6 +31,18 @@ def test_md1_wait_is_half_the_mm1_wait():
     assert D.md1_wait(0, 0.1) == 0
 
 
+def test_md1_ttft_is_distserves_equation_1_with_replicas():
+    # DistServe (OSDI 2024) eq. 1: Avg_TTFT = D + R D^2 / (2 (1 - R D)); R = 3/s, D = 0.2 s: 0.2 + 0.12 / 0.8 = 0.35 s.
+    # The same wait in the textbook form rho / (2 mu (1 - rho)), mu = 1/D = 5/s, rho = 0.6: 0.6 / 4 = 0.15 s.
+    assert D.md1_ttft(3, 0.2) == pytest.approx(0.35)
+    assert D.md1_wait(3, 0.2) == pytest.approx(0.6 / (2 * 5 * (1 - 0.6)))
+    # N replicas sharing the traffic evenly: R becomes lambda / N (DistServe section 3.2). lambda = 9/s over 3 replicas.
+    n = D.prefill_instances(9, 0.2, 0.35)
+    assert n == 3 and D.md1_ttft(9 / n, 0.2) == pytest.approx(0.35)
+    # two replicas: rho = 0.9, wait 0.9 x 0.2 / (2 x 0.1) = 0.9 s, TTFT 1.1 s: too slow, so three are needed.
+    assert D.md1_ttft(9 / 2, 0.2) == pytest.approx(1.1)
+
+
 def test_md1_refuses_a_saturated_queue():
     with pytest.raises(ValueError, match="must be below 1"):
         D.md1_wait(10, 0.1)

@@ -34,7 +34,8 @@ def test_dispatch_bytes_reproduce_deepeps_low_latency_table(ep, dispatch_us, dis
 
 def test_layout_matches_deepseeks_deployment_units():
     # DeepSeek's V3/R1 inference overview (Feb 2025): prefill EP32 with 32 redundant experts, 9 routed experts per
-    # GPU; decode EP144 with 32 redundant, 2 per GPU. The V3 report's decode unit: EP320, one expert per GPU.
+    # GPU; decode EP144 with 32 redundant, 2 per GPU. The V3 report's decode unit: EP320, one expert per GPU, with
+    # 64 of the 320 GPUs holding the redundant and shared experts (modelled here as 64 redundant copies).
     assert WE.expert_layout(256, 8, 32, 32 * 256, redundant=32).slots_per_gpu == 9
     assert WE.expert_layout(256, 8, 144, 144 * 128, redundant=32).slots_per_gpu == 2
     assert WE.expert_layout(256, 8, 320, 320 * 64, redundant=64).slots_per_gpu == 1
@@ -61,7 +62,8 @@ def test_layout_hot_expert_and_its_copies():
 
 def test_eplb_replicates_the_experts_the_readme_copies():
     # README: 12 experts, 16 physical copies; layer 0's plan duplicates experts 5, 4, 10 and 1
-    # (phy2log [5, 6, 5, 7, 8, 4, 3, 4, 10, 9, 10, 2, 0, 1, 11, 1]).
+    # (phy2log [5, 6, 5, 7, 8, 4, 3, 4, 10, 9, 10, 2, 0, 1, 11, 1]). The README's plan comes from the hierarchical
+    # policy (4 groups, 2 nodes, 8 GPUs); the global replication picks the same four experts for this layer.
     readme_phy2log = [5, 6, 5, 7, 8, 4, 3, 4, 10, 9, 10, 2, 0, 1, 11, 1]
     counts = WE.eplb_replicate(README_LOADS, 16)
     assert {e for e, c in enumerate(counts) if c > 1} == {e for e in readme_phy2log if readme_phy2log.count(e) > 1}

@@ -158,8 +158,8 @@ def eplb_balance(loads: list[float], gpus: int, copies: int) -> str:
                         f"{_n(WE.gpu_imbalance(packed))} |"]))
     ex.result(f"the busiest GPU goes from {_n(WE.gpu_imbalance(base))} to {_n(WE.gpu_imbalance(packed))} "
               "times the mean load")
-    ex.note("The global policy over one node's GPUs; EPLB's hierarchical policy first packs expert groups to "
-            "nodes, which can copy different experts.")
+    ex.note("EPLB's global policy (expert groups ignored, all GPUs treated as one node); its hierarchical policy "
+            "first packs expert groups onto nodes and copies experts within each node, which can copy different ones.")
     return ex.render()
 
 
