@@ -45,8 +45,12 @@ def _check_salt(salt: object) -> None:
 
 
 def _check_seq(seq_id: object) -> None:
-    if not isinstance(seq_id, Hashable):
-        raise ValueError(f"seq_id must be hashable, got {type(seq_id).__name__}")
+    try:
+        hash(seq_id)  # not isinstance(Hashable): a tuple holding a list passes that test and fails here
+    except TypeError:
+        raise ValueError(f"seq_id must be hashable, got {seq_id!r}") from None
+    if seq_id != seq_id:  # NaN: a later lookup by an equal-looking id would never find it, leaking its blocks
+        raise ValueError(f"seq_id must equal itself, got {seq_id!r}")
 
 
 def _check_tokens(tokens: object, *, allow_empty: bool = False) -> list[int]:
@@ -104,7 +108,7 @@ class BlockPool:
         self._hash: list[bytes | None] = [None] * num_blocks      # set while the block is findable
         self._cached: dict[bytes, int] = {}                       # hash -> block id
         self._free = OrderedDict.fromkeys(range(num_blocks))      # free block ids; front = evict first
-        # per sequence: its block ids in order, its tokens, the hashes of its full blocks, its salt
+        # per sequence: block ids, tokens, full-block hashes, salt
         self._tables: dict = {}
         self._tokens: dict = {}
         self._hashes: dict = {}

@@ -33,6 +33,21 @@ def test_reload_capacity_and_retention_by_hand():
             K.reload_time(*bad)
 
 
+@pytest.mark.parametrize("call", [
+    lambda: K.reload_time(1024, 1, math.nan), lambda: K.reload_time(1024, 1, math.inf),
+    lambda: K.reload_time(1024, math.nan, 1), lambda: K.reload_time(1.5, 1, 1), lambda: K.reload_time(True, 1, 1),
+    lambda: K.reload_time(1024, 1, 1, -1e-3), lambda: K.reload_time(1024, 1, 1, math.inf),
+    lambda: K.tier_tokens(math.inf, 1), lambda: K.tier_tokens(-1, 1), lambda: K.tier_tokens(1e12, 0),
+    lambda: K.tier_tokens(1e12, 1e-300),  # the quotient overflows to inf
+    lambda: K.retention_s(math.nan, 1), lambda: K.retention_s(10, 0), lambda: K.retention_s(10, math.inf),
+    lambda: K.break_even_hit_rate(0, 0), lambda: K.break_even_hit_rate(math.nan, 0.1),
+    lambda: K.break_even_hit_rate(1, math.inf), lambda: K.break_even_hit_rate(1, 0.1, -1),
+])
+def test_bad_inputs_raise_value_errors_naming_the_input(call):
+    with pytest.raises(ValueError, match=r"_s\b|_bytes|tokens|capacity"):
+        call()
+
+
 def test_break_even_hit_rate_by_hand():
     # Recompute 1 s, reload 0.2 s, a miss costs 10 ms: h* = 0.01 / (0.8 + 0.01).
     assert K.break_even_hit_rate(1.0, 0.2, 0.01) == pytest.approx(0.01 / 0.81)

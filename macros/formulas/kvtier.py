@@ -31,7 +31,11 @@ def tier_tokens(capacity_bytes: float, kv_bytes_per_token: float) -> int:
     """Tokens of KV a tier of ``capacity_bytes`` holds: the floor of capacity over bytes per token."""
     chk.non_negative("capacity_bytes", capacity_bytes)
     chk.positive("kv_bytes_per_token", kv_bytes_per_token)
-    return math.floor(round(capacity_bytes / kv_bytes_per_token, 9))
+    ratio = capacity_bytes / kv_bytes_per_token
+    if not math.isfinite(ratio):  # e.g. a tiny bytes-per-token typo: say so instead of an OverflowError
+        raise ValueError(f"capacity_bytes / kv_bytes_per_token is not finite ({capacity_bytes!r} / "
+                         f"{kv_bytes_per_token!r})")
+    return math.floor(round(ratio, 9))
 
 
 def retention_s(capacity_tokens: float, new_tokens_per_s: float) -> float:

@@ -3,6 +3,7 @@ bundle's tests hold any correct implementation to the same contract)."""
 
 from __future__ import annotations
 
+import math
 import random
 import threading
 
@@ -142,6 +143,29 @@ def test_out_of_blocks_changes_nothing():
     assert pool.allocate("big", [1, 2, 7, 7, 7]).block_ids[0] == a.block_ids[0]
 
 
+def test_a_prompt_larger_than_the_whole_pool_fails_cleanly():
+    pool = BlockPool(3, 2)
+    with pytest.raises(OutOfBlocks):
+        pool.allocate("huge", list(range(7)))               # 4 blocks, the pool has 3
+    assert pool.num_free == 3 and refs(pool) == [0, 0, 0]
+    with pytest.raises(KeyError):
+        pool.free("huge")                                   # the failed allocation left no sequence behind
+    assert len(pool.allocate("huge", list(range(6))).block_ids) == 3  # the id is free to use
+
+
+def test_a_very_long_sequence_hashes_and_hits_in_full():
+    n, bs = 200_000, 16
+    pool = BlockPool(2 * n // bs + 2, bs)
+    long = [(i * 7919) % (2**64 - 1) for i in range(n - 1)] + [2**64 - 1]  # the largest token id is legal
+    first = pool.allocate("a", long)
+    second = pool.allocate("b", long)
+    assert second.cached_tokens == n - bs                   # every full block but the capped last one
+    assert second.block_ids[:-1] == first.block_ids[:-1] and second.block_ids[-1] != first.block_ids[-1]
+    pool.free("a")
+    pool.free("b")
+    assert pool.num_free == pool.num_blocks
+
+
 def test_a_hit_on_a_free_block_does_not_count_as_free_space():
     pool = BlockPool(2, 2)
     pool.allocate("a", [1, 2, 3])
@@ -176,7 +200,8 @@ def test_bad_sizes_are_refused(bad):
         chain_hashes([1], bad)
 
 
-@pytest.mark.parametrize("bad", [[], "abc", b"ab", None, 7, [1.0], [-1], [True], [2**64], [1, "2"]])
+@pytest.mark.parametrize("bad", [[], "abc", b"ab", None, 7, [1.0], [math.nan], [math.inf], [-1], [True], [2**64],
+                                 [1, "2"], iter([1, 2])])
 def test_bad_tokens_are_refused_before_anything_changes(bad):
     pool = BlockPool(4, 2)
     pool.allocate("a", [1, 2, 3])
@@ -193,6 +218,12 @@ def test_bad_salt_seq_and_block_ids_are_refused():
         pool.allocate("a", [1], salt="text")
     with pytest.raises(ValueError, match="seq_id"):
         pool.allocate(["not", "hashable"], [1])
+    with pytest.raises(ValueError, match="seq_id"):
+        pool.allocate(("a tuple", ["holding a list"]), [1])  # isinstance(Hashable) says yes; hash() fails
+    with pytest.raises(ValueError, match="seq_id"):
+        pool.allocate(math.nan, [1])                          # never equal to itself: could never be freed
+    with pytest.raises(ValueError, match="seq_id"):
+        pool.free(["not", "hashable"])
     for bad in (-1, 4, True, 1.0, "0"):
         with pytest.raises(ValueError, match="block_id"):
             pool.ref_count(bad)
@@ -232,37 +263,70 @@ def test_random_operations_keep_the_counts_exact(ops):
 
 # ---------------------------------------------------------------- threads
 
-def test_threads_sharing_prefixes_keep_the_counts_exact():
-    pool, errors = BlockPool(64, 4), []
-    prefixes = [[p] * 8 for p in range(3)]                  # shared two-block system prompts
+def run_threads(worker, n: int) -> list[BaseException]:
+    """Run ``worker(0..n-1)`` on ``n`` threads with forced thread switches; return what they raised."""
+    errors: list[BaseException] = []
 
-    def worker(w: int) -> None:
-        rng = random.Random(w)
+    def guarded(w: int) -> None:
         try:
-            for i in range(300):
-                seq = (w, i)
-                try:
-                    pool.allocate(seq, prefixes[rng.randrange(3)] + [w, i % 7])
-                except OutOfBlocks:
-                    continue
-                try:
-                    for _ in range(rng.randrange(4)):
-                        pool.append(seq, [rng.randrange(5)] * rng.randrange(1, 5))
-                except OutOfBlocks:
-                    pass
-                pool.free(seq)
-        except BaseException as exc:  # noqa: BLE001 - reported below
+            worker(w)
+        except BaseException as exc:  # noqa: BLE001 - returned to the test
             errors.append(exc)
 
-    threads = [threading.Thread(target=worker, args=(w,)) for w in range(8)]
+    threads = [threading.Thread(target=guarded, args=(w,)) for w in range(n)]
     with gil_pressure():
         for t in threads:
             t.start()
         join_all(threads)
+    return errors
+
+
+def test_threads_sharing_prefixes_keep_the_counts_exact():
+    pool = BlockPool(64, 4)
+    prefixes = [[p] * 8 for p in range(3)]                  # shared two-block system prompts
+
+    def worker(w: int) -> None:
+        rng = random.Random(w)
+        for i in range(300):
+            seq = (w, i)
+            try:
+                pool.allocate(seq, prefixes[rng.randrange(3)] + [w, i % 7])
+            except OutOfBlocks:
+                continue
+            try:
+                for _ in range(rng.randrange(4)):
+                    pool.append(seq, [rng.randrange(5)] * rng.randrange(1, 5))
+            except OutOfBlocks:
+                pass
+            pool.free(seq)
+
+    errors = run_threads(worker, 8)
     assert not errors, errors
     assert refs(pool) == [0] * 64 and pool.num_free == 64
     # The shared prefixes were cached by many sequences and are found again.
     assert pool.allocate("end", prefixes[0] + [1]).cached_tokens == 8
+
+
+def test_concurrent_allocations_that_cannot_all_fit():
+    # Ten blocks, eight threads each asking for three unshared blocks at the same moment: whatever the
+    # interleaving, exactly three succeed, the other five fail with OutOfBlocks and change nothing.
+    pool, barrier, won, lost = BlockPool(10, 2), threading.Barrier(8), [], []
+
+    def worker(w: int) -> None:
+        barrier.wait()
+        try:
+            won.append(pool.allocate(w, [w, 0, w, 1, w]).block_ids)
+        except OutOfBlocks:
+            lost.append(w)
+
+    errors = run_threads(worker, 8)
+    assert not errors, errors
+    assert len(won) == 3 and len(lost) == 5
+    check_invariants(pool, dict(enumerate(won)))
+    assert pool.num_free == 1
+    for w in set(range(8)) - set(lost):
+        pool.free(w)
+    assert pool.num_free == 10 and refs(pool) == [0] * 10
 
 
 # ---------------------------------------------------------------- the complexity the page claims
