@@ -28,6 +28,9 @@ Modules by topic:
 - :mod:`.fleet_ops` fleet operation: TPOT, goodput, reasoning requests, admission, failure domains
 - :mod:`.tuning`    tuning against targets: concurrency a target implies, batch ceiling under a step bound
 - :mod:`.evalstats` paired comparison of two models on the same items (McNemar, paired interval)
+- :mod:`.disagg`    fleet scale: M/D/1 prefill pool, Little's-law decode pool, pools from measured throughput
+- :mod:`.wideep`    wide expert parallelism: expert layout with redundant copies, dispatch bytes, EPLB packing
+- :mod:`.kvtier`    KV tiers below the GPU: reload vs recompute, tier capacity and retention, break-even hit rate
 
 Every function documents its formula, units and assumptions, and raises ValueError on negative or
 nonsensical input. Nothing here formats numbers or imports MkDocs.
@@ -63,3 +66,6 @@ from .tuning import *  # noqa: F401,F403
 from .evalstats import *  # noqa: F401,F403
 from .fleet_fp4 import *  # noqa: F401,F403
 from .fleet_streaming import *  # noqa: F401,F403
+from .disagg import *  # noqa: F401,F403
+from .wideep import *  # noqa: F401,F403
+from .kvtier import *  # noqa: F401,F403

@@ -28,6 +28,10 @@ One module per topic, mirroring :mod:`macros.formulas`:
 - :mod:`.reasoning`  reasoning-length requests: latency, peak KV, chat against reasoning (table and figure)
 - :mod:`.agentic`    agent sessions: hold, recompute or reload the KV across a tool call (table and figure)
 - :mod:`.cachesalt`   the cost of salting the prefix cache per tenant
+- :mod:`.disagg`     fleet scale: prefill/decode pools (and their figure), pools from measured throughput
+- :mod:`.wideep`     wide expert parallelism: layout, a MoE layer across EP sizes (and its figure), EPLB balance
+- :mod:`.linechart`  the small SVG line chart the fleet-scale figures share
+- :mod:`.kvtier`     KV tiers: reload against recompute per tier, break-even hit rate, and its figure
 
 Shared parts: :mod:`.registry` (the ``@macro`` decorator, argument conversion by parameter name,
 ``MACROS``), :mod:`.inputs` (catalog lookups and value checks), :mod:`.blocks` (links, the
@@ -78,6 +82,9 @@ from . import tuning  # noqa: F401
 from . import evalstats  # noqa: F401
 from . import fleet_fp4  # noqa: F401
 from . import fleet_streaming  # noqa: F401
+from . import disagg  # noqa: F401
+from . import wideep  # noqa: F401
+from . import kvtier  # noqa: F401
 from .blocks import anchor_id, catalog_href, catalog_link, example_block
 from .registry import MACROS, REGISTRY, macro
 
