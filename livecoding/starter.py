@@ -19,8 +19,7 @@ __all__ = ["MODULES", "is_record", "starter_source"]
 
 HERE = Path(__file__).resolve().parent
 
-# Question id -> reference module in this package, for the live-coding pages (Q89-Q94, Q152).
-# Question id -> reference module in this package, for the live-coding pages (Q89-Q94, Q151).
+# Question id -> reference module in this package, for the live-coding pages (Q89-Q94, Q151, Q152).
 MODULES: dict[int, str] = {
     89: "batch_aggregator",
     90: "bounded_queue",
@@ -28,8 +27,8 @@ MODULES: dict[int, str] = {
     92: "timed_batcher",
     93: "token_bucket",
     94: "generate_wrapper",
-    152: "prefix_router",
     151: "kv_block_pool",
+    152: "prefix_router",
 }
 
 _NOT_IMPLEMENTED = ast.Raise(exc=ast.Name(id="NotImplementedError", ctx=ast.Load()), cause=None)

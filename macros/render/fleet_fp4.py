@@ -114,7 +114,8 @@ def fp4_tradeoff(model: Model, gpu: Gpu, tokens: int = 8192, mfu: float = 0.5) -
     w8, d8, p8 = results["fp8"]
     w4, d4, p4 = results["nvfp4-w4a4"]
     _, _, p4w = results["nvfp4-w4a16"]
-    ex.step(f"NVFP4 W4A4 weights: {_i(matmul)} × {_bits(c.format('nvfp4').bits_per_weight)} / 8 + {_i(b.embeddings)} × 2 = {_i(w4)} bytes")
+    nv_bits = _bits(c.format('nvfp4').bits_per_weight)
+    ex.step(f"NVFP4 W4A4 weights: {_i(matmul)} × {nv_bits} / 8 + {_i(b.embeddings)} × 2 = {_i(w4)} bytes")
     ex.step(f"NVFP4 W4A4 prefill: 2 × {_i(matmul)} × {_i(tokens)} / ({U.fmt_flops(fp4)} × {_n(mfu)}) = "
             f"{U.fmt_seconds(p4)}")
     ex.table("\n".join(rows))
