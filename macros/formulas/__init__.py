@@ -69,3 +69,4 @@ from .fleet_streaming import *  # noqa: F401,F403
 from .disagg import *  # noqa: F401,F403
 from .wideep import *  # noqa: F401,F403
 from .kvtier import *  # noqa: F401,F403
+from .benchread import *  # noqa: F401,F403
