@@ -61,3 +61,4 @@ from .fleet_ops import *  # noqa: F401,F403
 from .cachesalt import *  # noqa: F401,F403
 from .tuning import *  # noqa: F401,F403
 from .evalstats import *  # noqa: F401,F403
+from .guardrails import *  # noqa: F401,F403

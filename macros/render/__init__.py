@@ -76,6 +76,7 @@ from . import agentic  # noqa: F401
 from . import cachesalt  # noqa: F401
 from . import tuning  # noqa: F401
 from . import evalstats  # noqa: F401
+from . import guardrails  # noqa: F401
 from .blocks import anchor_id, catalog_href, catalog_link, example_block
 from .registry import MACROS, REGISTRY, macro
 
