@@ -236,7 +236,7 @@ def guard_gpu_share(guard: Model, gpu: Gpu, guard_fmt: Format = "bf16", rate_rps
               "prefill; the window itself is the small part")
     ex.step("cached column: each output check after the input check prefills only its window, as when the "
             "guard's engine reuses the KV of the template and prompt (vLLM automatic prefix caching); the window's "
-            "attention to the cached tokens is left out")
+            "attention to the cached tokens, and any template text after the window, are left out")
     ex.note("Prefill only (verdict of one token, as when the first token's probability is used as the score); "
             "the guard's own KV and batching are left out, and a guard GPU is rarely kept full, so provision "
             "above this share.")
