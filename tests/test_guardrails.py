@@ -42,6 +42,8 @@ def test_rolling_checks_match_nemo_guardrails_rolling_buffer():
     assert F.rolling_checks(10, 5, 2) == [(5, 5, 5), (8, 5, 3), (10, 4, 2)]
     # ending on a window boundary leaves the context in the buffer, which is checked once more with nothing new
     assert F.rolling_checks(8, 5, 2) == [(5, 5, 5), (8, 5, 3), (8, 2, 0)]
+    # c = 0 is taken as plain chunks here; NeMo Guardrails 0.24.1 keeps buffer[-0:] (the whole buffer) instead and
+    # checks the last 5 tokens at every token after the first window, which the page warns about
     assert F.rolling_checks(10, 5, 0) == [(5, 5, 5), (10, 5, 5)]
     assert F.rolling_checks(3, 5, 2) == [(3, 3, 3)]
     assert sum(new for _l, _w, new in F.rolling_checks(500, 200, 50)) == 500
@@ -80,6 +82,13 @@ def test_placement_example_uses_the_guard_prefill():
     g_in = _llama8b_prefill_s(2600)
     assert f"input guard call = {U.fmt_seconds(g_in)} (2,600 tokens)" in html
     assert html.count("| Serial input guard + chunked output guard, k = ") == 3
+    # k = 200, c = 50 over 500 tokens ends on a window boundary: the last token shown is released by the check of
+    # the window ending at token 500, not by the final check of the 50 leftover context tokens, which shows nothing
+    ttft = float(re.search(r"\| No guard \| ([0-9.]+) ms \|", html).group(1)) / 1000
+    start = ttft + g_in
+    last_window = F.chunk_release_times(start, 0.02, 500, 200, _llama8b_prefill_s(2800), 50)[-2]
+    row = re.search(r"\| Serial input guard \+ chunked output guard, k = 200 \|[^\n]*\| ([^|]+) \|\n", html)
+    assert row.group(1).strip() == U.fmt_seconds(last_window)
     with pytest.raises(MacroInputError, match="context"):
         MACROS["guardrail_placement"]("llama-3.1-70b", "llama-3.1-8b", "h100-sxm", **{**_KW, "chunks": [32]})
     with pytest.raises(MacroInputError, match="chunks"):
@@ -96,8 +105,15 @@ def test_gpu_share_example_by_hand():
     windows = [w for _l, w, _n in F.rolling_checks(500, 200, 50)]
     assert windows == [200, 200, 200, 50]
     secs = one + sum(_llama8b_prefill_s(2600 + w) for w in windows)
-    assert f"| k = 200, c = 50 | 1 + 4 | {2600 + 4 * 2600 + 650:,} | {U.fmt_seconds(secs)} | {U.fmt_num(20 * secs)} |" \
-        in html
+    # prefix caching: the template is shared by every check of one role across requests; the input check's
+    # prompt is not reusable by the output checks (the template names the role first), so the first output check
+    # prefills prompt + window again and later ones only their window
+    cached = _llama8b_prefill_s(2000) + _llama8b_prefill_s(2200) + 2 * _llama8b_prefill_s(200) \
+        + _llama8b_prefill_s(50)
+    assert f"| k = 200, c = 50 | 1 + 4 | {2600 + 4 * 2600 + 650:,} | {U.fmt_seconds(secs)} | {U.fmt_num(20 * secs)} | " \
+        f"{U.fmt_num(20 * cached)} |" in html
+    assert f"| none (input guard only) | 1 + 0 | 2,600 | {U.fmt_seconds(one)} | {U.fmt_num(20 * one)} | " \
+        f"{U.fmt_num(20 * _llama8b_prefill_s(2000))} |" in html
     with pytest.raises(MacroInputError, match="windows"):
         MACROS["guard_gpu_share"]("llama-3.1-8b", "h100-sxm", windows=[[50, 50]])
 

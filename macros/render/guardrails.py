@@ -73,7 +73,10 @@ def guarded_data(main: Model, guard: Model, gpu: Gpu, main_fmt: Format, guard_fm
         g_k = guard_latency(guard, gpu, guard_fmt, template + prompt + k, mfu, verdict_tokens)
         rel = F.chunk_release_times(start, tpot_s, output, k, g_k, context)
         firsts.append(rel[0])
-        lasts.append(rel[-1])
+        # the last token shown is released by the last check that carries new tokens: when the stream ends on
+        # a window boundary, the final check of the leftover context releases nothing
+        shown = [r for r, (_last, _w, new) in zip(rel, F.rolling_checks(output, k, context), strict=True) if new]
+        lasts.append(shown[-1])
         ok.append(F.guard_keeps_up(tpot_s, k, g_k, context))
     return Guarded(ttft, g_in, e2e, g_full, ks, start, F.parallel_guard_ttft(ttft, g_in), tuple(firsts),
                    tuple(lasts), tuple(ok))
@@ -210,13 +213,13 @@ def guard_gpu_share(guard: Model, gpu: Gpu, guard_fmt: Format = "bf16", rate_rps
                               peak, mfu)
 
     rows = ["| Output guard | Checks | Guard tokens per request | Guard GPU-seconds per request | Guard GPUs | "
-            "Guard GPUs, template and prompt cached |", "| --- | --- | --- | --- | --- | --- |"]
+            "Guard GPUs, with prefix caching |", "| --- | --- | --- | --- | --- | --- |"]
     per_check = template + (prompt if prompt_in_output_checks else 0)
     for pair in windows:
         if not isinstance(pair, (list, tuple)) or len(pair) != 2:
             raise MacroInputError(f"windows: each entry must be [chunk, context], got {pair!r}")
         k, c = (inputs.tokens("windows", v, allow_zero=True) for v in pair)
-        secs = cached = t(template + prompt)
+        secs, cached = t(template + prompt), t(prompt)
         if k == 0:
             toks, n_checks, name = template + prompt, 0, "none (input guard only)"
         else:
@@ -226,7 +229,9 @@ def guard_gpu_share(guard: Model, gpu: Gpu, guard_fmt: Format = "bf16", rate_rps
             toks = F.guard_tokens_per_request(template, prompt, output, k, c,
                                               prompt_in_output_checks=prompt_in_output_checks)
             secs += sum(t(per_check + w) for _last, w, _new in checks)
-            cached += sum(t(w) for _last, w, _new in checks)
+            # the first output check reuses only the template head shared by every output check; its prompt differs
+            # from the input check's from the first line on (Llama Guard's template names the role it checks)
+            cached += t(per_check - template + checks[0][1]) + sum(t(w) for _last, w, _new in checks[1:])
             n_checks, name = len(checks), f"k = {_i(k)}, c = {_i(c)}"
         share = F.guard_gpu_share(rate_rps, toks, toks / secs)
         rows.append(f"| {name} | 1 + {_i(n_checks)} | {_i(toks)} | {_ms(secs)} | {_n(share)} | "
@@ -234,9 +239,13 @@ def guard_gpu_share(guard: Model, gpu: Gpu, guard_fmt: Format = "bf16", rate_rps
     ex.table("\n".join(rows))
     ex.result("each output check re-reads the template and the prompt, so small windows multiply the guard's "
               "prefill; the window itself is the small part")
-    ex.step("cached column: each output check after the input check prefills only its window, as when the "
-            "guard's engine reuses the KV of the template and prompt (vLLM automatic prefix caching); the window's "
-            "attention to the cached tokens, and any template text after the window, are left out")
+    ex.step("prefix-caching column (the guard's engine reuses the KV of a repeated prompt head, as vLLM's "
+            "automatic prefix caching does): the template is cached across requests, since every input check, and "
+            "every output check, starts with the same text; the input check prefills the prompt; the first output "
+            "check prefills prompt and window again, because its prompt differs from the input check's from the "
+            "first line on (Llama Guard's template names the role it checks); each later output check prefills "
+            "only its window. The attention of new tokens to cached ones, and template text after the window, are "
+            "left out")
     ex.note("Prefill only (verdict of one token, as when the first token's probability is used as the score); "
             "the guard's own KV and batching are left out, and a guard GPU is rarely kept full, so provision "
             "above this share.")
