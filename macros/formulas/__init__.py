@@ -70,3 +70,4 @@ from .disagg import *  # noqa: F401,F403
 from .wideep import *  # noqa: F401,F403
 from .kvtier import *  # noqa: F401,F403
 from .benchread import *  # noqa: F401,F403
+from .guardrails import *  # noqa: F401,F403

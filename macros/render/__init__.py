@@ -86,6 +86,7 @@ from . import disagg  # noqa: F401
 from . import wideep  # noqa: F401
 from . import kvtier  # noqa: F401
 from . import benchread  # noqa: F401
+from . import guardrails  # noqa: F401
 from .blocks import anchor_id, catalog_href, catalog_link, example_block
 from .registry import MACROS, REGISTRY, macro
 
