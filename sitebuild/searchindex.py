@@ -104,8 +104,9 @@ def question_keys(title: str, description: str, key_points: tuple[str, ...]) -> 
     longs = [long for short, long in SYNONYMS.items() if re.search(rf"\b{short}\b", text)]
     shorts = [short for short, long in SYNONYMS.items() if long in text.lower()]
     parts = camel_parts(text, re.compile(r"[^\w]+"), {})
-    # The title is already the entry's title field; the summary field carries the rest.
-    return plain(" ".join([description, *key_points, *longs, *shorts, *parts]))
+    # The title repeats here on purpose: a page whose summary never names its own topic (its title does)
+    # would otherwise lose to a page whose key points repeat the query's words.
+    return plain(" ".join([title, description, *key_points, *longs, *shorts, *parts]))
 
 
 def question_ids(qid: int) -> str:

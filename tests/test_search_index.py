@@ -70,7 +70,7 @@ def test_built_index_is_compacted(built_site, registry):
         entry = by_location[q.src[:-3] + "/"]
         assert entry["title"] == f"Q{q.id} · {q.title}"
         assert entry["qid"].split()[:2] == [f"Q{q.id}", f"{q.id}_id"]
-        assert q.description in entry["keys"]
+        assert q.title in entry["keys"] and q.description in entry["keys"]
     assert not any(re.search(r"<[a-z/][^>]*>", d["text"]) for d in index["docs"]), "markup left in the index"
 
 

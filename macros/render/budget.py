@@ -182,6 +182,9 @@ def _fit_cell(m: Model, g: Gpu, f: Format, kv: Format, n: int, context: int, gpu
     return f"✓ {ctx_txt}; {_i(seqs)} seqs @ {_k(ctx)}"
 
 
+FITS_ROW_REM = 3.4  # height of one what-fits row (cells wrap to two lines), for the placeholder
+
+
 @macro("page", example='what_fits()')
 def what_fits(context: int = 8192, kv_dtype: Format = "bf16", counts=(1, 2, 4, 8), fmts=REFERENCE_FORMATS,
               models=None, gpus=None, gpu_util: float = F.DEFAULT_GPU_UTILIZATION, activation_gib: float = 2.0,
@@ -218,6 +221,9 @@ def what_fits(context: int = 8192, kv_dtype: Format = "bf16", counts=(1, 2, 4, 8
                    + ", ".join(f"{f.key} {U.fmt_gb(F.weight_bytes(m, f))}" for f in fobjs)
                    + f"; KV {U.fmt_bytes(F.kv_bytes_per_token(m, kv))} per token.\n\n"
                    # The cells are numbers: kept out of the search index, which the headings still reach.
-                   + f'<div class="fits-table" data-search-exclude="" data-model="{m.key}" markdown>\n\n'
+                   # Rendered when near the viewport (site.css); the placeholder height follows the rows,
+                   # or rows past an underestimate would overlap the next table until rendered.
+                   + f'<div class="fits-table" data-search-exclude="" data-model="{m.key}" '
+                   + f'style="contain-intrinsic-size: auto {FITS_ROW_REM * (len(head) - 1):.0f}rem" markdown>\n\n'
                    + "\n".join(head) + "\n\n</div>")
     return "\n\n".join(out)
