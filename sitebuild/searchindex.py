@@ -30,7 +30,7 @@ these they this tis to too twas us wants was we were what when where which while
 would yet you your""".split())
 
 REPEATS = 1     # a word's occurrences kept per section: enough for term frequency to separate pages
-HEAD_CHARS = 200  # the result teaser shows two or three lines; the head covers them
+HEAD_CHARS = 170  # the result teaser shows two or three lines; the head covers about two
 TAG = re.compile(r"<[^>]+>")
 QID = re.compile(r"\bQ\d+\b")           # "Q75" in a cross-link's text: the id belongs to Q75's own entry
 CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")  # the words of a CamelCase name
