@@ -7,7 +7,7 @@ import re
 import pytest
 
 from macros.errors import MacroInputError
-from macros.formulas import concurrency_for_target, dense_batch_ceiling, largest_batch_within
+from macros.formulas import concurrency_for_target, dense_batch_ceiling, tpot_batch_limit
 from macros.render import MACROS
 
 
@@ -31,10 +31,10 @@ def test_dense_ceiling_by_hand():
 def test_search_agrees_with_closed_form():
     w, kv, bw = 16e9, 0.5e9, 3.35e12
     for tpot in (0.006, 0.010, 0.020, 0.040):
-        got = largest_batch_within(lambda b: (w + b * kv) / bw, tpot, 10_000)
+        got = tpot_batch_limit(lambda b: (w + b * kv) / bw, tpot, 10_000)
         assert got == dense_batch_ceiling(w, kv, bw, tpot)
-    assert largest_batch_within(lambda b: 1.0, 0.5, 100) == 0
-    assert largest_batch_within(lambda b: 0.0, 0.5, 100) == 100   # capped at the limit
+    assert tpot_batch_limit(lambda b: 1.0, 0.5, 100) == 0
+    assert tpot_batch_limit(lambda b: 0.0, 0.5, 100) == 100   # capped at the limit
 
 
 def _ceilings(html: str) -> tuple[int, int, int]:

@@ -1,5 +1,5 @@
-"""Tuning against latency and throughput targets: the concurrency a target implies, and the largest
-batch a step-time bound allows.
+"""Tuning against latency and throughput targets: the concurrency a target implies, and the batch the
+bandwidth bound allows (the largest batch within a step-time target is ``engineconf.tpot_batch_limit``).
 
 Steady-state decode obeys Little's law over the sequences being decoded: aggregate output tokens/s =
 concurrency / time per output token (TPOT). So a throughput target at a TPOT target fixes the
@@ -11,11 +11,10 @@ setting meets both targets and tuning flags stops being the answer.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 from . import _checks as chk
 
-__all__ = ["concurrency_for_target", "largest_batch_within", "dense_batch_ceiling"]
+__all__ = ["concurrency_for_target", "dense_batch_ceiling"]
 
 
 def concurrency_for_target(throughput_tokens_per_s: float, tpot_s: float) -> int:
@@ -24,26 +23,6 @@ def concurrency_for_target(throughput_tokens_per_s: float, tpot_s: float) -> int
     t = chk.positive("tpot_s", tpot_s)
     # round before the ceiling so that 1000 tok/s x 0.05 s is 50, not 51 from float noise
     return math.ceil(round(x * t, 9))
-
-
-def largest_batch_within(step_time_s: Callable[[int], float], target_s: float, limit: int) -> int:
-    """Largest batch ``b`` in ``1..limit`` with ``step_time_s(b) <= target_s``; 0 when even batch 1 is slower.
-
-    ``step_time_s`` must not decrease with the batch (a decode step reads at least as many bytes for
-    a larger batch); binary search relies on it.
-    """
-    t = chk.positive("target_s", target_s)
-    hi = chk.positive_int("limit", limit)
-    if step_time_s(1) > t:
-        return 0
-    lo = 1  # invariant: step_time_s(lo) <= t
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if step_time_s(mid) <= t:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def dense_batch_ceiling(weight_bytes: float, kv_bytes_per_sequence: float, bandwidth_bytes_per_s: float,

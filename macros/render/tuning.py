@@ -39,7 +39,7 @@ def tuning_check(model: Model, gpu: Gpu, tpot_ms: float, throughput_tps: float, 
         return _decode(m, g, f, None, kv, n, b, ctx)[0].step_time_s
 
     limit = max(need, kv_cap, 1) * 4
-    tpot_cap = F.largest_batch_within(step, tpot, limit)
+    tpot_cap = F.tpot_batch_limit(step, tpot, limit)
     ceiling = min(tpot_cap, kv_cap)
     ex = Example(f"targets for {m.name} ({f.name}) on {n} × {g.name} at {_i(ctx)} tokens per sequence")
     ex.formula("required concurrency = ceil(throughput target × TPOT target)")
