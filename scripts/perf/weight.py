@@ -2,8 +2,9 @@
 
 "First view" is what a browser fetches when the page is opened with an empty cache and nobody
 touches it: the HTML, its stylesheets, scripts, images and favicon, and the search worker that
-Material starts on load (named in the page's ``__config`` JSON). The search index the worker then
-fetches is counted on its own, because it is the one item that grows with the number of pages.
+Material starts on load (named in the page's ``__config`` JSON). The search index is not part of it:
+it loads when the reader first reaches for search (docs/assets/javascripts/search-on-demand.js), and
+it is counted on its own, because it is the one item that grows with the number of pages.
 
 Sizes are read from the files of the build; "gzip" is the size after ``gzip -6`` (zlib's default
 level, what Apache's mod_deflate and most static hosts use), with the header's timestamp zeroed so

@@ -1,5 +1,6 @@
 /* Site-wide behaviour: practice progress kept in this browser (localStorage) and nowhere else, and
- * the address "copy link" hands out on builds without a public address (at the end of this file).
+ * (at the end of this file) the address "copy link" hands out on builds without a public address,
+ * the end of start-up for closed blocks, and printing.
  *
  * One store for the whole site: spaced-review state per question (Leitner boxes) and the ticks of the
  * knowledge map and study plan. Anything read from storage or from an imported file is data: it is
@@ -202,6 +203,18 @@
     });
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", here); else here();
+})();
+
+/* After load, once the browser is idle: closed blocks go back to the browser's own behaviour
+ * (site.css keeps their contents out of layout while the page starts up). */
+(function () {
+  "use strict";
+  function settle() { document.documentElement.classList.add("msib-settled"); }
+  function whenIdle() {
+    if (typeof window.requestIdleCallback === "function") window.requestIdleCallback(settle, { timeout: 2000 });
+    else setTimeout(settle, 200);
+  }
+  if (document.readyState === "complete") whenIdle(); else window.addEventListener("load", whenIdle);
 })();
 
 /* Printing: open every collapsed block for the printout, then restore what the reader had. */

@@ -1,0 +1,194 @@
+"""What a page costs at load. The search index (about 300 KB gzipped) loads when the reader wants to
+search, not with every page, and the contents of closed blocks stay out of layout until the page has
+settled. These were the network and
+main-thread costs that held question pages under the mobile Lighthouse target
+(docs/contributing/performance.md). Checked in Chromium against the built site."""
+
+from __future__ import annotations
+
+import pytest
+
+from sitekit import page_html_path
+
+pytestmark = pytest.mark.browser
+
+INDEX = "search/search_index.json"
+
+
+def _code_page(registry, built_site):
+    """The question page with the most code blocks inside its reference answer."""
+    def blocks(q):
+        html = page_html_path(built_site, q.src).read_text(encoding="utf-8")
+        start = html.find('<details class="answer"')
+        return html.count("<pre", start, html.find('<h2 id="follow-ups"', start)) if start >= 0 else 0
+    q = max(registry.questions.values(), key=blocks)
+    assert blocks(q) >= 1, "no question page has code in its reference answer"
+    return q
+
+
+def _url(served_site, q) -> str:
+    return served_site + q.src[:-3] + "/"
+
+
+def _index_requests(pg) -> list[str]:
+    return [u for u in pg.requests if INDEX in u]
+
+
+def _results(pg, query: str):
+    """Type a query and wait until the result list reflects all of it; return the first result link."""
+    box = pg.locator("input.md-search__input")
+    box.press_sequentially(query, delay=20)
+    pg.wait_for_function(
+        "q => (document.querySelector('.md-search-result__item > a') || {}).href"
+        " && document.querySelector('.md-search-result__item > a').href.includes('h=' + q)",
+        arg=query.lower().replace(" ", "+"), timeout=15000)
+    return pg.locator(".md-search-result__item > a").first
+
+
+def test_a_page_load_does_not_fetch_the_search_index(page, served_site, registry, built_site):
+    q = _code_page(registry, built_site)
+    page.goto(_url(served_site, q))
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(500)
+    assert page.evaluate("window.MSIB.searchIndex.state()") == "held"
+    assert not _index_requests(page), f"the index was fetched on load: {_index_requests(page)}"
+    # Search itself is still there and still ready to be used.
+    assert page.locator("input.md-search__input").count() == 1
+
+
+def test_focusing_the_search_field_loads_the_index_and_search_works(page, served_site, registry):
+    page.goto(served_site)
+    page.wait_for_load_state("networkidle")
+    assert not _index_requests(page)
+    with page.expect_response(lambda r: INDEX in r.url and r.ok, timeout=15000):
+        page.locator("input.md-search__input").click()
+    first = _results(page, "KV cache")
+    assert first.get_attribute("href"), "no result after the index loaded"
+
+
+def test_keyboard_shortcut_loads_the_index(page, served_site):
+    page.goto(served_site)
+    page.wait_for_load_state("networkidle")
+    with page.expect_response(lambda r: INDEX in r.url, timeout=15000):
+        page.keyboard.press("/")
+    assert page.evaluate("document.activeElement && document.activeElement.matches('input.md-search__input')")
+
+
+def test_phone_search_button_loads_the_index(browser, served_site):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    pg = context.new_page()
+    try:
+        pg.goto(served_site)
+        pg.wait_for_load_state("networkidle")
+        with pg.expect_response(lambda r: INDEX in r.url and r.ok, timeout=15000):
+            pg.locator("label.md-header__button[for='__search']").tap()
+        pg.locator("input.md-search__input").wait_for(state="visible")
+        assert _results(pg, "speculative decoding").get_attribute("href")
+    finally:
+        context.close()
+
+
+def test_typing_before_the_index_arrives_still_gives_results(page, served_site):
+    """A slow network: the reader types while the index is still downloading."""
+    def slow(route):
+        page.wait_for_timeout(1500)
+        route.continue_()
+    page.route("**/" + INDEX, slow)
+    page.goto(served_site)
+    page.wait_for_load_state("networkidle")
+    page.locator("input.md-search__input").click()
+    first = _results(page, "tensor parallelism")
+    assert first.get_attribute("href")
+
+
+def test_a_shared_search_link_opens_with_results(page, served_site):
+    """?q= (Material's search.share) runs the search on load, so the index is fetched at once."""
+    page.goto(served_site + "?q=continuous+batching")
+    page.locator(".md-search-result__item > a").first.wait_for(state="attached", timeout=15000)
+    assert _index_requests(page)
+
+
+def test_only_the_index_request_waits(page, served_site):
+    """Other requests go out at once; an index request aborted while it waits is never sent."""
+    page.goto(served_site)
+    page.wait_for_load_state("networkidle")
+    status = page.evaluate("""() => new Promise(resolve => {
+        const x = new XMLHttpRequest();
+        x.open('GET', new URL('sitemap.xml', location.href));
+        x.onload = () => resolve(x.status);
+        x.onerror = () => resolve(-1);
+        x.send();
+    })""")
+    assert status == 200
+    assert page.evaluate("window.MSIB.searchIndex.state()") == "held"
+    with page.expect_response(lambda r: INDEX in r.url, timeout=15000):
+        page.evaluate("""() => {
+            const x = new XMLHttpRequest();
+            x.open('GET', new URL('search/search_index.json?probe=aborted', location.href));
+            x.send();
+            x.abort();
+            window.MSIB.searchIndex.want();
+        }""")
+    page.wait_for_timeout(300)
+    assert not [u for u in page.requests if "probe=aborted" in u], "an aborted request was sent"
+
+
+def test_code_in_a_closed_answer_works_once_opened(page, served_site, registry, built_site):
+    """Code inside a closed answer is measured while it takes no layout (site.css): opening the answer
+    must still give every block its copy button, and every block wider than its box keyboard access."""
+    q = _code_page(registry, built_site)
+    page.goto(_url(served_site, q))
+    page.wait_for_load_state("networkidle")
+    answer = page.locator("details.answer")
+    answer.locator("summary").first.click()
+    # Blocks can sit in a closed example inside the answer: open those the way a reader does.
+    nested = answer.locator("details:not([open]) > summary")
+    while nested.count():
+        nested.first.scroll_into_view_if_needed()
+        nested.first.click()
+    blocks = answer.locator("pre")
+    assert blocks.count() >= 1
+    for i in range(blocks.count()):
+        assert blocks.nth(i).locator("button.md-code__button[data-clipboard-target]").count() == 1
+    page.wait_for_function("""() => [...document.querySelectorAll('details.answer pre > code')]
+        .every(c => c.scrollWidth <= c.clientWidth || c.getAttribute('tabindex') === '0')""", timeout=5000)
+    assert page.evaluate("""() => [...document.querySelectorAll('details.answer pre > code')]
+        .some(c => c.scrollWidth > c.clientWidth)"""), "no code block overflows: the check above proved nothing"
+
+
+def _big_answer_page(registry, built_site):
+    """The question page whose reference answer has the most headings (each is a table-of-contents link)."""
+    def headings(q):
+        html = page_html_path(built_site, q.src).read_text(encoding="utf-8")
+        start = html.find('<details class="answer"')
+        end = html.find('<h2 id="follow-ups"', start)
+        return html.count("<h4", start, end) if start >= 0 else 0
+    q = max(registry.questions.values(), key=headings)
+    assert headings(q) >= 2
+    return q
+
+
+def test_closed_blocks_rejoin_layout_once_the_page_settles(page, served_site, registry, built_site):
+    q = _big_answer_page(registry, built_site)
+    page.goto(_url(served_site, q))
+    page.wait_for_function("document.documentElement.classList.contains('msib-settled')", timeout=10000)
+    child = "document.querySelector('details.answer:not([open]) > :not(summary)')"
+    # Settled: the browser's own handling of a closed block (its contents are not display: none).
+    assert page.evaluate(f"getComputedStyle({child}).display") != "none"
+    # Before that (the class taken away again), the same contents take no part in layout.
+    page.evaluate("document.documentElement.classList.remove('msib-settled')")
+    assert page.evaluate(f"getComputedStyle({child}).display") == "none"
+    # Opening the block shows its contents even then.
+    page.locator("details.answer > summary").first.click()
+    assert page.locator("details.answer > :not(summary)").first.is_visible()
+
+
+def test_a_link_to_a_section_inside_a_closed_answer_opens_it(page, served_site, registry, built_site):
+    """The table of contents links headings inside the answer; following one opens the answer."""
+    q = _big_answer_page(registry, built_site)
+    html = page_html_path(built_site, q.src).read_text(encoding="utf-8")
+    start = html.find('<details class="answer"')
+    anchor = html[html.find("<h4", start):].split('id="', 1)[1].split('"', 1)[0]
+    page.goto(_url(served_site, q) + "#" + anchor)
+    page.wait_for_function("document.querySelector('details.answer').open === true", timeout=5000)
+    assert page.locator(f"[id='{anchor}']").is_visible()
