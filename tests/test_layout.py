@@ -24,6 +24,21 @@ def _rows() -> list[tuple[str, str]]:
     return [(row.split("|")[1], row) for row in _code_map().splitlines() if row.startswith("| `")]
 
 
+def _module_lists() -> dict[str, set[str]]:
+    """folder -> module names listed one per line under "The modules" (``- `name.py` (...)``)."""
+    lists: dict[str, set[str]] = {}
+    folder = None
+    for line in _code_map().splitlines():
+        if m := re.fullmatch(r"`([a-z_/]+/)`:", line):
+            folder = m.group(1)
+            lists[folder] = set()
+        elif folder and (m := re.match(r"- `([a-z_0-9]+\.py)`", line)):
+            lists[folder].add(m.group(1))
+        elif line.startswith("#"):
+            folder = None
+    return lists
+
+
 def _modules() -> list[Path]:
     return sorted(p for pkg in ("macros", "sitebuild") for p in (ROOT / pkg).rglob("*.py")
                   if "__pycache__" not in p.parts)
@@ -36,7 +51,7 @@ def test_every_module_is_on_the_map(path):
         return  # a package's __init__ re-exports; the package is on the map
     folder = rel.rsplit("/", 1)[0] + "/"
     listed = any(f"`{rel}`" in first or (f"`{folder}`" in first and f"`{path.name}`" in row)
-                 for first, row in _rows())
+                 for first, row in _rows()) or path.name in _module_lists().get(folder, set())
     assert listed, f"{rel} is missing from the map of the code in {GUIDE.relative_to(ROOT)}"
 
 
@@ -45,6 +60,11 @@ def test_every_path_on_the_map_exists():
     assert len(paths) > 15
     for p in paths:
         assert (ROOT / p.rstrip("/")).exists(), f"the map of the code names {p}, which does not exist"
+    lists = _module_lists()
+    assert set(lists) == {"macros/formulas/", "macros/render/"}, sorted(lists)
+    for folder, names in lists.items():
+        for name in names:
+            assert (ROOT / folder / name).exists(), f"the module list names {folder}{name}, which does not exist"
 
 
 def test_no_source_file_outgrows_its_room():

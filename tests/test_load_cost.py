@@ -192,3 +192,43 @@ def test_a_link_to_a_section_inside_a_closed_answer_opens_it(page, served_site, 
     page.goto(_url(served_site, q) + "#" + anchor)
     page.wait_for_function("document.querySelector('details.answer').open === true", timeout=5000)
     assert page.locator(f"[id='{anchor}']").is_visible()
+
+
+# Long reference pages: blocks laid out only near the viewport (macros/render/blocks.py deferred_block).
+DEFERRED_PAGES = ["reference/models.md", "guide/knowledge-map.md", "reference/what-fits.md"]
+
+
+@pytest.mark.parametrize("src", DEFERRED_PAGES)
+@pytest.mark.parametrize("width", [390, 1280])
+def test_far_blocks_wait_and_their_placeholders_fit(src, width, browser, served_site):
+    context = browser.new_context(viewport={"width": width, "height": 844})
+    pg = context.new_page()
+    try:
+        pg.goto(served_site + src[:-3] + "/")
+        pg.wait_for_load_state("networkidle")
+        blocks = pg.locator(".md-typeset .msib-deferred")
+        n = blocks.count()
+        assert n >= 10, f"{src}: {n} deferred blocks"
+        last = blocks.nth(n - 1)
+        # Far below the fold: its contents are skipped until the reader gets there.
+        assert last.evaluate("b => b.firstElementChild.checkVisibility({contentVisibilityAuto: true})") is False
+        placeholder = last.evaluate("b => b.getBoundingClientRect().height")
+        last.scroll_into_view_if_needed()
+        pg.wait_for_function("b => b.firstElementChild.checkVisibility({contentVisibilityAuto: true})",
+                             arg=last.element_handle(), timeout=5000)
+        real = last.evaluate("b => b.firstElementChild.getBoundingClientRect().height")
+        # The placeholder estimate keeps the scroll bar roughly right: within a factor of two.
+        assert 0.5 <= placeholder / real <= 2, (f"{src} at {width}px: placeholder {placeholder:.0f} px, "
+                                                f"real {real:.0f} px")
+    finally:
+        context.close()
+
+
+def test_a_deep_link_past_deferred_blocks_lands_on_its_heading(page, served_site):
+    page.goto(served_site + "reference/models/")
+    last = page.locator(".md-typeset h3[id^='model-']").last.get_attribute("id")
+    page.goto(served_site + f"reference/models/#{last}")
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(500)
+    top = page.locator(f"[id='{last}']").evaluate("h => h.getBoundingClientRect().top")
+    assert 0 <= top < 900 / 2, f"#{last} is at {top:.0f} px after the jump"

@@ -213,7 +213,11 @@ def test_progress_survives_reload_and_moves_by_export_import(where, ctx, registr
     answer_current(pg, 1)
     pg.goto(url("guide/knowledge-map.md"))
     item = pg.locator("li.task-list-item", has=pg.locator(f"a:text-matches('^Q{q.id} ')")).first
-    item.locator("input").check(force=True)   # clicks where Material draws the box
+    # The map's lists are laid out as they come into view (content-visibility): scroll there first,
+    # as a reader does, then click where Material draws the box.
+    item.scroll_into_view_if_needed()
+    pg.wait_for_function("li => li.checkVisibility({contentVisibilityAuto: true})", arg=item.element_handle())
+    item.locator("input").check(force=True)
     before = stored(pg)
     pg.reload()
     assert stored(pg) == before

@@ -260,3 +260,15 @@ def test_gemm_intensity_shape_that_never_reaches_the_ridge():
     # k = n = 256 in BF16: the limit 2 x 256^2 / (2 x 512) = 128 FLOP/byte stays below H100's 295.4.
     out = MACROS["gemm_intensity"]("h100-sxm", m=65536, k=256, n=256)
     assert "no m makes this 256 × 256 shape compute-bound" in out
+
+
+def test_deferred_block_renders_its_markdown_with_a_placeholder_height():
+    from macros.render.blocks import deferred_block
+    html = markdown.markdown(deferred_block("| a | b |\n| --- | --- |\n| 1 | 2 |", 9.6, classes="x y",
+                                            attrs='data-k="v"'), extensions=MD_EXTENSIONS)
+    assert re.search(r'<div class="msib-deferred x y" data-k="v" style="contain-intrinsic-size: auto 10rem">\s*<table>',
+                     html), html
+    assert "<td>2</td>" in html
+    for bad in (0, -1, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="height_rem"):
+            deferred_block("text", bad)

@@ -47,6 +47,19 @@ def example_block(title: str, body_md: str) -> str:
     return f"{head}\n\n**Worked example — {title}**\n\n{body_md}\n\n</div>"
 
 
+def deferred_block(body_md: str, height_rem: float, *, classes: str = "", attrs: str = "") -> str:
+    """Markdown the browser lays out only when it comes near the viewport (``.msib-deferred`` in site.css:
+    ``content-visibility: auto``), for long reference pages whose tables and lists made a phone's
+    start-up slow. ``height_rem`` is the placeholder height until the first layout, after which the
+    browser remembers the real one; an estimate from the row count keeps the scroll bar honest."""
+    if not (math.isfinite(height_rem) and height_rem > 0):
+        raise ValueError(f"deferred_block: height_rem must be a positive number, got {height_rem!r}")
+    cls = " ".join(["msib-deferred", *classes.split()])
+    extra = f" {attrs.strip()}" if attrs.strip() else ""
+    return (f'<div class="{cls}"{extra} style="contain-intrinsic-size: auto {height_rem:.0f}rem" markdown>'
+            f"\n\n{body_md}\n\n</div>")
+
+
 def _i(n) -> str:
     return U.fmt_int(n)
 

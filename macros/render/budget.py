@@ -9,7 +9,7 @@ from ..catalog import Format, Gpu, Model
 from ..errors import MacroInputError
 from . import inputs
 from .blocks import (GIVEN, REFERENCE_FORMATS, Example, _bits, _bytes_el, _flink, _frac, _gib, _glink, _i, _k,
-                     _mlink, _n, catalog_link)
+                     _mlink, _n, catalog_link, deferred_block)
 from .registry import macro
 
 
@@ -221,9 +221,7 @@ def what_fits(context: int = 8192, kv_dtype: Format = "bf16", counts=(1, 2, 4, 8
                    + ", ".join(f"{f.key} {U.fmt_gb(F.weight_bytes(m, f))}" for f in fobjs)
                    + f"; KV {U.fmt_bytes(F.kv_bytes_per_token(m, kv))} per token.\n\n"
                    # The cells are numbers: kept out of the search index, which the headings still reach.
-                   # Rendered when near the viewport (site.css); the placeholder height follows the rows,
-                   # or rows past an underestimate would overlap the next table until rendered.
-                   + f'<div class="fits-table" data-search-exclude="" data-model="{m.key}" '
-                   + f'style="contain-intrinsic-size: auto {FITS_ROW_REM * (len(head) - 1):.0f}rem" markdown>\n\n'
-                   + "\n".join(head) + "\n\n</div>")
+                   # Rendered when near the viewport; the placeholder height follows the rows.
+                   + deferred_block("\n".join(head), FITS_ROW_REM * (len(head) - 1), classes="fits-table",
+                                    attrs=f'data-search-exclude="" data-model="{m.key}"'))
     return "\n\n".join(out)

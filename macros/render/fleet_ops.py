@@ -190,10 +190,10 @@ _Q145_ARGS = {"total_gpus": Arg(inputs.count, "GPUs in the fleet", "integer >= 1
 
 
 @macro("block", example='failure_domains("deepseek-v3", "h200-sxm", fmt="fp8", total_gpus=32, sizes=[8, 16, 32], '
-       'failures=256, gpus_observed=16384, days=54, detect_s=60, reschedule_s=120, load_gb_per_s=2, warmup_s=180)',
+       'failures=268, gpus_observed=16384, days=54, detect_s=60, reschedule_s=120, load_gb_per_s=2, warmup_s=180)',
        args=_Q145_ARGS)
 def failure_domains(model: Model, gpu: Gpu, fmt: Format = "fp8", total_gpus: int = 32, sizes=(8, 16, 32),
-                    failures: float = 256, gpus_observed: float = 16384, days: float = 54, detect_s: float = 60,
+                    failures: float = 268, gpus_observed: float = 16384, days: float = 54, detect_s: float = 60,
                     reschedule_s: float = 120, load_gb_per_s: float = 2, warmup_s: float = 180) -> str:
     """Worked example: the same GPUs cut into instances of different sizes: recovery time, availability p^N, capacity.
 

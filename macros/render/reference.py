@@ -9,12 +9,16 @@ from .. import units as U
 from ..catalog import Gpu, Model
 from . import inputs
 from .blocks import (REFERENCE_FORMATS, REFERENCE_KV, _bits, _domain, _esc, _glink, _i, _n, _src_cell, anchor_id,
-                     catalog_href, catalog_link)
+                     catalog_href, catalog_link, deferred_block)
 from .registry import macro
 
 
 def _heading(level: int, text: str, kind: str, key: str) -> str:
     return f"{'#' * level} {text} {{#{anchor_id(kind, key)}}}"
+
+
+CATALOG_ROW_REM = 2.4    # height of one catalog table row on a phone, for the placeholder
+CATALOG_TABLE_REM = 4.0  # a table's header row and margins
 
 
 def _model_section(m: Model, level: int) -> str:
@@ -52,12 +56,13 @@ def _model_section(m: Model, level: int) -> str:
         cfg += [("kv_lora_rank / q_lora_rank", f"{m.mla.kv_lora_rank} / {m.mla.q_lora_rank}"),
                 ("qk_nope / qk_rope / v head dims",
                  f"{m.mla.qk_nope_head_dim} / {m.mla.qk_rope_head_dim} / {m.mla.v_head_dim}")]
+    tables = []
     rows = ["| Config field | Value |", "| --- | --- |"]
     for k, v in cfg:
         v = _i(v) if isinstance(v, int) and not isinstance(v, bool) else v
         plain = k.startswith(("experts", "dense", "kv_lora", "qk_"))  # descriptions, not config.json names
         rows.append(f"| {k} | {v} |" if plain else f"| `{k}` | {v} |")
-    lines += rows + [""]
+    tables.append("\n".join(rows))
     # sizes table
     rows = ["| Figure | Value |", "| --- | --- |"]
     rows.append(f"| Total parameters (computed) | {_i(b.total)} ({U.fmt_params(b.total)}) |")
@@ -85,7 +90,10 @@ def _model_section(m: Model, level: int) -> str:
         rows.append(f"| KV per sequence at {_i(ctx)} tokens, BF16 (windows and states applied) | "
                     f"{U.fmt_gb(F.kv_bytes_per_sequence(m, ctx, f))} |")
     rows.append(f"| Valid tensor-parallel degrees (≤ 16) | {', '.join(map(str, F.valid_tp_degrees(m)))} |")
-    lines += rows + [""]
+    tables.append("\n".join(rows))
+    # 21 sections of two tables: laid out when near the viewport (the page's start-up on a phone).
+    n_rows = sum(t.count("\n") - 1 for t in tables)
+    lines += [deferred_block("\n\n".join(tables), CATALOG_ROW_REM * n_rows + 2 * CATALOG_TABLE_REM), ""]
     if b.approximate:
         lines += ["Parameter count approximate: the linear-attention layers are counted with the standard "
                   "attention shape.", ""]

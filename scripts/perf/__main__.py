@@ -253,13 +253,19 @@ def bench_lighthouse(tmp: Path) -> None:
         qs = list(load_site(ROOT / "docs").questions.values())
         targets = [("home", "")]
         if qs:
-            # The largest question page and the first one.
+            # The first question, the largest question page (code-heavy) and the one with the longest
+            # reference answer (tables and figures inside a closed block).
+            def answer_bytes(q) -> int:
+                html = html_path(tmp / "site-lh", q.src).read_text(encoding="utf-8")
+                start = html.find('<details class="answer"')
+                return 0 if start < 0 else html.find('<h2 id="follow-ups"', start) - start
             sizes = {q.src: html_path(tmp / "site-lh", q.src).stat().st_size for q in qs}
-            big = max(qs, key=lambda q: sizes[q.src])
-            for q in (qs[0], big) if big is not qs[0] else (qs[0], qs[-1]):
+            picked = [qs[0], max(qs, key=lambda q: sizes[q.src]), max(qs, key=answer_bytes)]
+            for q in dict.fromkeys(picked):
                 targets.append((f"Q{q.id}", q.src[:-3] + "/"))
         for label, src in (("practice", "practice.md"), ("calculator", "calculator.md"),
-                           ("what-fits", "reference/what-fits.md")):
+                           ("what-fits", "reference/what-fits.md"), ("models", "reference/models.md"),
+                           ("knowledge-map", "guide/knowledge-map.md")):
             if (ROOT / "docs" / src).exists():
                 targets.append((label, src[:-3] + "/"))
         header = " ".join(f"{c[:13]:>14}" for c in lighthouse.CATEGORIES)
@@ -294,7 +300,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-prune-compare", action="store_true",
                     help="with --scaling, skip the builds with navigation.prune switched off")
     ap.add_argument("--lighthouse", action="store_true",
-                    help="Lighthouse on home, two question pages, practice, calculator, what-fits")
+                    help="Lighthouse on home, three question pages, practice, calculator and the long "
+                         "reference pages")
     ap.add_argument("--no-network", action="store_true", help="strict builds with the network disabled")
     ap.add_argument("--breakdown", action="store_true", help="time each plugin/hook event, template and macro")
     ap.add_argument("--all", action="store_true", help="everything above")
