@@ -134,7 +134,7 @@ def site_macros(docs_dir: str, current_src: Callable[[], str]) -> dict[str, Call
             qs = s.questions_with_tag(tag)
             if not qs:
                 continue
-            out.append(f"### {tag} {{ #topic-{tag} }}\n\n{meaning} ({len(qs)} questions)\n")
+            out.append(f"## {tag} {{ #topic-{tag} }}\n\n{meaning} ({len(qs)} questions)\n")
             # 600 checklist items in all: each topic's list is laid out when near the viewport.
             items = "\n".join(f"- [ ] [{q.label} · {q.title}]({q.link})" for q in qs)
             out.append(deferred_block(items, CHECKLIST_ITEM_REM * len(qs)))

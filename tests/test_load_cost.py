@@ -133,12 +133,25 @@ def test_only_the_index_request_waits(page, served_site):
     assert not [u for u in page.requests if "probe=aborted" in u], "an aborted request was sent"
 
 
-def test_code_in_a_closed_answer_works_once_opened(page, served_site, registry, built_site):
+@pytest.mark.parametrize("width", [1280, 412])
+def test_code_in_a_closed_answer_works_once_opened(width, browser, served_site, registry, built_site):
     """Code inside a closed answer is measured while it takes no layout (site.css): opening the answer
-    must still give every block its copy button, and every block wider than its box keyboard access."""
+    must still give every block its copy button, and every block wider than its box keyboard access,
+    on a phone too (Material gives it only where there is hover; site.js does the rest)."""
     q = _code_page(registry, built_site)
-    page.goto(_url(served_site, q))
+    context = browser.new_context(viewport={"width": width, "height": 844}, is_mobile=width < 500,
+                                  has_touch=width < 500)
+    page = context.new_page()
+    try:
+        _open_code_and_check(page, _url(served_site, q))
+    finally:
+        context.close()
+
+
+def _open_code_and_check(page, url):
+    page.goto(url)
     page.wait_for_load_state("networkidle")
+    page.wait_for_function("document.documentElement.classList.contains('msib-settled')", timeout=10000)
     answer = page.locator("details.answer")
     answer.locator("summary").first.click()
     # Blocks can sit in a closed example inside the answer: open those the way a reader does.
@@ -172,12 +185,16 @@ def test_closed_blocks_rejoin_layout_once_the_page_settles(page, served_site, re
     q = _big_answer_page(registry, built_site)
     page.goto(_url(served_site, q))
     page.wait_for_function("document.documentElement.classList.contains('msib-settled')", timeout=10000)
+    content = "getComputedStyle(document.querySelector('details.answer:not([open])'), '::details-content')"
     child = "document.querySelector('details.answer:not([open]) > :not(summary)')"
-    # Settled: the browser's own handling of a closed block (its contents are not display: none).
-    assert page.evaluate(f"getComputedStyle({child}).display") != "none"
+    # Settled: the browser's own handling of a closed block (content-visibility: hidden, still laid out
+    # when a script measures inside it).
+    assert page.evaluate(f"{content}.display") != "none"
+    assert page.evaluate(f"{child}.getBoundingClientRect().width") > 0
     # Before that (the class taken away again), the same contents take no part in layout.
     page.evaluate("document.documentElement.classList.remove('msib-settled')")
-    assert page.evaluate(f"getComputedStyle({child}).display") == "none"
+    assert page.evaluate(f"{content}.display") == "none"
+    assert page.evaluate(f"{child}.getBoundingClientRect().width") == 0
     # Opening the block shows its contents even then.
     page.locator("details.answer > summary").first.click()
     assert page.locator("details.answer > :not(summary)").first.is_visible()

@@ -206,10 +206,25 @@
 })();
 
 /* After load, once the browser is idle: closed blocks go back to the browser's own behaviour
- * (site.css keeps their contents out of layout while the page starts up). */
+ * (site.css keeps their contents out of layout while the page starts up).
+ * Then code wider than its box gets keyboard access (tabindex 0), now and whenever a block opens:
+ * Material gives it only on devices with hover, which leaves a phone with a keyboard unable to scroll it
+ * (axe: scrollable-region-focusable). Measured at idle and on opening, never during start-up. */
 (function () {
   "use strict";
-  function settle() { document.documentElement.classList.add("msib-settled"); }
+  function focusableCode(root) {
+    root.querySelectorAll(".md-typeset pre > code:not([tabindex])").forEach(function (code) {
+      if (code.closest("details:not([open])")) return;
+      if (code.scrollWidth > code.clientWidth) code.setAttribute("tabindex", "0");
+    });
+  }
+  document.addEventListener("toggle", function (e) {
+    if (e.target.open && document.documentElement.classList.contains("msib-settled")) focusableCode(e.target);
+  }, true);
+  function settle() {
+    document.documentElement.classList.add("msib-settled");
+    focusableCode(document);
+  }
   function whenIdle() {
     if (typeof window.requestIdleCallback === "function") window.requestIdleCallback(settle, { timeout: 2000 });
     else setTimeout(settle, 200);
