@@ -148,17 +148,19 @@ def _svg(html: str) -> ET.Element:
 def test_hit_rate_figure_points_are_the_formula_values():
     kw = dict(turns=8, system_tokens=1500, user_tokens=200, output_tokens=400)
     svg = _svg(MACROS["affinity_hit_rate"](**kw, max_replicas=12))
-    yt = {float(t.text.rstrip("%")) / 100: float(t.get("y")) - 4 for t in svg.iter("text")
+    # a y tick label's y is its tick's position (dy shifts the text onto it)
+    yt = {float(t.text.rstrip("%")) / 100: float(t.get("y")) for t in svg.iter("text")
           if re.fullmatch(r"\d+%", t.text or "")}
     assert set(yt) == {0, 0.25, 0.5, 0.75, 1.0}
     (v0, p0), (v1, p1) = min(yt.items()), max(yt.items())
     points = [e for e in svg.iter("circle") if "point" in (e.get("class") or "")]
     assert len(points) == 2 * 12
+    assert {el.get("data-series") for el in points} == {"prefix affinity", "round-robin"}
     for el in points:
-        n = int(el.get("data-replicas"))
+        n = int(float(el.get("data-x")))
         r = F.session_hit_rate(replicas=n, **kw)
-        want = r.affinity if "affinity" in el.get("class") else r.spread
-        assert float(el.get("data-rate")) == pytest.approx(want, rel=1e-12)
+        want = r.affinity if el.get("data-series") == "prefix affinity" else r.spread
+        assert float(el.get("data-y")) == pytest.approx(want, rel=1e-12)
         assert v0 + (float(el.get("cy")) - p0) / (p1 - p0) * (v1 - v0) == pytest.approx(want, abs=0.003)
     assert svg.find("{*}title") is not None or svg.find("title") is not None
 
