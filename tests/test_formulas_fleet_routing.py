@@ -250,15 +250,18 @@ def test_fanout_figure_points_are_the_formula_values():
     html = MACROS["weight_fanout"]("llama-3.1-70b", fmt="fp8", node_gbit_per_s=400, store_gb_per_s=10)
     m = re.search(r'<svg class="fanout".*?</svg>', html, re.S)
     svg = ET.fromstring(m.group(0))
-    ticks = {float(t.get("data-value")): float(t.get("y")) - 4 for t in svg.iter("text") if t.get("class") == "ytick"}
+    # a y tick label's y is its tick's position (dy shifts the text onto it)
+    ticks = {float(t.get("data-value")): float(t.get("y")) for t in svg.iter("text") if t.get("class") == "ytick"}
     (v0, p0), (v1, p1) = min(ticks.items()), max(ticks.items())
     w = F.weight_bytes(cat().model("llama-3.1-70b"), cat().format("fp8"))
     points = [e for e in svg.iter("circle") if "point" in (e.get("class") or "")]
     assert len(points) == 3 * 9
+    scheme = {"every node reads the store": "naive", "copy tree (doubling)": "tree", "pipelined chain": "pipelined"}
+    assert {el.get("data-series") for el in points} == set(scheme)
     for el in points:
-        d = F.weight_distribution(int(el.get("data-nodes")), w, 400e9 / 8, 10e9, 64e6)
-        want = getattr(d, el.get("class").split()[1])
-        assert float(el.get("data-seconds")) == pytest.approx(want, rel=1e-12)
+        d = F.weight_distribution(int(float(el.get("data-x"))), w, 400e9 / 8, 10e9, 64e6)
+        want = getattr(d, scheme[el.get("data-series")])
+        assert float(el.get("data-y")) == pytest.approx(want, rel=1e-12)
         frac = (float(el.get("cy")) - p0) / (p1 - p0)
         assert 10 ** (math.log10(v0) + frac * (math.log10(v1) - math.log10(v0))) == pytest.approx(want, rel=0.02)
 

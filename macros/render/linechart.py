@@ -1,8 +1,8 @@
 """A small line chart drawn as inline SVG, shared by the fleet-scale figures (the disaggregated pools
 against output length, a wide-EP MoE layer against EP size, KV tiers, the session hit rate against
-replicas).
+replicas, weights fanned out to new nodes on log axes).
 
-Linear y axis from zero with one tick step of headroom; x linear from zero or log2. Each series is a
+Linear y axis from zero with one tick step of headroom (or fixed ticks, or log10); x linear or log2. Each series is a
 polyline with one circle per point carrying ``class="point"``, ``data-series``, ``data-x`` and
 ``data-y`` (the exact values, for the tests). Colours come from ``currentColor`` and Material's CSS
 variables, so the figure follows the light and dark schemes; ``role="img"`` with a title and a
@@ -21,6 +21,7 @@ W, H = 560, 300
 LEFT, RIGHT, TOP, BOTTOM = 62, 30, 14, 46
 LINK = "var(--md-typeset-a-color)"
 DASHED = ('stroke="currentColor" stroke-dasharray="5 4"', "currentColor")
+SOLID = ('stroke="currentColor"', "currentColor")
 ACCENT = (f'style="stroke:{LINK}"', LINK)
 DOTTED = (f'stroke-dasharray="1 4" stroke-linecap="round" style="stroke:{LINK}"', LINK)
 _STEPS = (0.1, 0.2, 0.25, 0.5, 1, 2, 4, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000, 10000)
