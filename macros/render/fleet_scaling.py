@@ -107,7 +107,7 @@ def fanout_svg(rows: list[F.Distribution], title: str) -> str:
     return line_chart(f"fig-fanout-{last.nodes}-{int(hi)}", escape(title), escape(desc),
                       f"{escape(title)}. Generated from the same formula as the table.", [r.nodes for r in rows],
                       [Series(label, [getattr(r, attr) for r in rows], look) for attr, label, look in _SERIES],
-                      "new nodes (log scale)", "seconds until every node has the weights (log scale)",
+                      "new nodes (log scale)", "seconds until all nodes load (log scale)",
                       log2_x=True, svg_class="fanout", log10_y=True, y_fmt=_n, grid=True)
 
 

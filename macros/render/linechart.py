@@ -118,8 +118,10 @@ def line_chart(fid: str, title: str, desc: str, caption: str, xs: list[float], s
     below = H - BOTTOM - 6 + 15
     for s in sorted(series, key=lambda s: -py(s.ys[-1])):
         below = min(py(s.ys[-1]) - 8, below - 15)
+        # A halo in the page's background colour keeps a label legible where a line crosses it.
         body.append(f'<text x="{px((xs if s.xs is None else s.xs)[-1]) - 8:.1f}" y="{below:.1f}" '
-                    f'text-anchor="end">{s.name}</text>')
+                    f'text-anchor="end" stroke-width="4" paint-order="stroke" '
+                    f'style="stroke:var(--md-default-bg-color)">{s.name}</text>')
     cls = f' class="{svg_class}"' if svg_class else ""
     return (f'<figure class="msib-figure"><svg{cls} viewBox="0 0 {W} {H}" role="img" '
             f'aria-labelledby="{fid}-t {fid}-d" font-size="12" fill="currentColor"{extra}>'
