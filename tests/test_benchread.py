@@ -84,30 +84,34 @@ def _svg(html: str) -> ET.Element:
 def test_figure_plots_the_formula_and_marks_the_flip():
     html = MACROS["benchmark_flip"](targets=[20, 60])
     svg = _svg(html)
-    x0, y0, x1, y1 = map(float, svg.get("data-plot").split())
-    xmax, ymax = float(svg.get("data-x-max")), float(svg.get("data-y-max"))
-    # the axis labels sit where the data attributes say
+    # the axes as their tick labels place them: x ticks centred under their value, y ticks (class ytick) at
+    # their value's height (dy shifts the text onto the tick)
     xt = {float(t.text): float(t.get("x")) for t in svg.iter()
           if t.tag.endswith("text") and t.get("text-anchor") == "middle" and re.fullmatch(r"[\d.]+", t.text or "")}
-    assert len(xt) >= 4
-    for v, p in xt.items():
-        assert p == pytest.approx(x0 + v / xmax * (x1 - x0), abs=0.06)
-    lines = {e.get("data-system"): e for e in svg.iter() if e.get("class") == "system"}
+    yt = {float(t.get("data-value")): float(t.get("y")) for t in svg.iter() if t.get("class") == "ytick"}
+    assert len(xt) >= 4 and len(yt) >= 4 and min(xt) == min(yt) == 0
+    x0, xs = xt[0], (max(xt.values()) - xt[0]) / max(xt)   # pixels per unit
+    y0, ys = yt[0], (yt[0] - min(yt.values())) / max(yt)
+
+    def x_of(p):
+        return (p - x0) / xs
+
+    lines = {e.get("data-series"): e for e in svg.iter() if e.get("class") == "series"}
     assert set(lines) == {"System A", "System B"}
     for name, s in (("System A", A), ("System B", B)):
         pts = [tuple(map(float, p.split(","))) for p in lines[name].get("points").split()]
         assert len(pts) > 20
         for px, py in pts:
-            i = min((px - x0) / (x1 - x0) * xmax, s.max_interactivity)  # pixel rounding at the end point
-            t = (y1 - py) / (y1 - y0) * ymax
-            assert t == pytest.approx(F.throughput_per_gpu_at(s, i), rel=0.01, abs=ymax * 1e-3)
-        # each curve spans the knee (batch capped) to one sequence alone
-        assert (pts[0][0] - x0) / (x1 - x0) * xmax == pytest.approx(s.knee_interactivity, rel=1e-3)
-        assert (pts[-1][0] - x0) / (x1 - x0) * xmax == pytest.approx(s.max_interactivity, rel=1e-3)
-    cross = next(e for e in svg.iter() if e.get("class") == "crossing")
-    assert float(cross.get("data-interactivity")) == pytest.approx(1 / 0.024, rel=1e-5)
-    assert (float(cross.get("cx")) - x0) / (x1 - x0) * xmax == pytest.approx(1 / 0.024, rel=1e-3)
-    assert sorted(float(e.get("data-interactivity")) for e in svg.iter() if e.get("class") == "target") == [20, 60]
+            i = min(x_of(px), s.max_interactivity)  # pixel rounding at the end point
+            t = (y0 - py) / ys
+            assert t == pytest.approx(F.throughput_per_gpu_at(s, i), rel=0.01, abs=max(yt) * 1e-3)
+        # each curve spans the knee (batch capped) to one sequence alone, to the 0.1 px the markup is drawn at
+        assert x_of(pts[0][0]) == pytest.approx(s.knee_interactivity, rel=1e-3, abs=0.1 / xs)
+        assert x_of(pts[-1][0]) == pytest.approx(s.max_interactivity, rel=1e-3, abs=0.1 / xs)
+    cross = next(e for e in svg.iter() if e.get("class") == "mark")
+    assert float(cross.get("data-x")) == pytest.approx(1 / 0.024, rel=1e-5)
+    assert x_of(float(cross.get("cx"))) == pytest.approx(1 / 0.024, rel=1e-3, abs=0.1 / xs)
+    assert sorted(float(e.get("data-x")) for e in svg.iter() if e.get("class") == "vline") == [20, 60]
     # accessibility and colours that follow the scheme
     assert svg.get("role") == "img"
     assert svg.get("aria-labelledby").split() == [svg.find("{*}title").get("id"), svg.find("{*}desc").get("id")]
@@ -129,7 +133,7 @@ def test_table_matches_the_formulas_and_names_the_winners():
 
 def test_page_shows_the_figure(built_site):
     html = page_html_path(built_site, Q148, directory_urls=True).read_text(encoding="utf-8")
-    fig = re.search(r'<figure class="pareto-figure">.*?</figure>', html, re.S)
+    fig = re.search(r'<figure class="msib-figure"><svg class="pareto".*?</figure>', html, re.S)
     assert fig, "Q148: no generated figure"
     assert _svg(fig.group(0)).get("role") == "img"
 

@@ -148,17 +148,19 @@ def _svg(html: str) -> ET.Element:
 def test_hit_rate_figure_points_are_the_formula_values():
     kw = dict(turns=8, system_tokens=1500, user_tokens=200, output_tokens=400)
     svg = _svg(MACROS["affinity_hit_rate"](**kw, max_replicas=12))
-    yt = {float(t.text.rstrip("%")) / 100: float(t.get("y")) - 4 for t in svg.iter("text")
+    # a y tick label's y is its tick's position (dy shifts the text onto it)
+    yt = {float(t.text.rstrip("%")) / 100: float(t.get("y")) for t in svg.iter("text")
           if re.fullmatch(r"\d+%", t.text or "")}
     assert set(yt) == {0, 0.25, 0.5, 0.75, 1.0}
     (v0, p0), (v1, p1) = min(yt.items()), max(yt.items())
     points = [e for e in svg.iter("circle") if "point" in (e.get("class") or "")]
     assert len(points) == 2 * 12
+    assert {el.get("data-series") for el in points} == {"prefix affinity", "round-robin"}
     for el in points:
-        n = int(el.get("data-replicas"))
+        n = int(float(el.get("data-x")))
         r = F.session_hit_rate(replicas=n, **kw)
-        want = r.affinity if "affinity" in el.get("class") else r.spread
-        assert float(el.get("data-rate")) == pytest.approx(want, rel=1e-12)
+        want = r.affinity if el.get("data-series") == "prefix affinity" else r.spread
+        assert float(el.get("data-y")) == pytest.approx(want, rel=1e-12)
         assert v0 + (float(el.get("cy")) - p0) / (p1 - p0) * (v1 - v0) == pytest.approx(want, abs=0.003)
     assert svg.find("{*}title") is not None or svg.find("title") is not None
 
@@ -248,15 +250,18 @@ def test_fanout_figure_points_are_the_formula_values():
     html = MACROS["weight_fanout"]("llama-3.1-70b", fmt="fp8", node_gbit_per_s=400, store_gb_per_s=10)
     m = re.search(r'<svg class="fanout".*?</svg>', html, re.S)
     svg = ET.fromstring(m.group(0))
-    ticks = {float(t.get("data-value")): float(t.get("y")) - 4 for t in svg.iter("text") if t.get("class") == "ytick"}
+    # a y tick label's y is its tick's position (dy shifts the text onto it)
+    ticks = {float(t.get("data-value")): float(t.get("y")) for t in svg.iter("text") if t.get("class") == "ytick"}
     (v0, p0), (v1, p1) = min(ticks.items()), max(ticks.items())
     w = F.weight_bytes(cat().model("llama-3.1-70b"), cat().format("fp8"))
     points = [e for e in svg.iter("circle") if "point" in (e.get("class") or "")]
     assert len(points) == 3 * 9
+    scheme = {"every node reads the store": "naive", "copy tree (doubling)": "tree", "pipelined chain": "pipelined"}
+    assert {el.get("data-series") for el in points} == set(scheme)
     for el in points:
-        d = F.weight_distribution(int(el.get("data-nodes")), w, 400e9 / 8, 10e9, 64e6)
-        want = getattr(d, el.get("class").split()[1])
-        assert float(el.get("data-seconds")) == pytest.approx(want, rel=1e-12)
+        d = F.weight_distribution(int(float(el.get("data-x"))), w, 400e9 / 8, 10e9, 64e6)
+        want = getattr(d, scheme[el.get("data-series")])
+        assert float(el.get("data-y")) == pytest.approx(want, rel=1e-12)
         frac = (float(el.get("cy")) - p0) / (p1 - p0)
         assert 10 ** (math.log10(v0) + frac * (math.log10(v1) - math.log10(v0))) == pytest.approx(want, rel=0.02)
 

@@ -14,13 +14,10 @@ from . import inputs
 from .blocks import Example, _esc, _i, _n
 from .costplan import _price_src
 from .figures import figure_id
+from .linechart import LINK, SOLID, Series, line_chart
 from .registry import macro
 
-_W, _H = 640, 380
-_X0, _X1, _Y0, _Y1 = 78, 620, 24, 318  # plot area: left, right, top, bottom (SVG y grows downwards)
 _SAMPLES = 60
-_COLOURS = ("currentColor", "var(--md-typeset-a-color)")
-_DASH = ("", ' stroke-dasharray="8 5"')
 
 _DEFAULT_SYSTEMS = [["System A", "h200-sxm", 8, 15, 0.1, 512], ["System B", "b200", 8, 6, 0.2, 256]]
 
@@ -58,17 +55,8 @@ def pareto_svg(systems, targets: list[float]) -> str:
     """The two throughput-per-GPU curves against interactivity, the targets and the crossing marked."""
     (a, _, pa), (b, _, pb) = systems
     x_hi = max(a.max_interactivity, b.max_interactivity) * 1.05
-    y_max = max(F.throughput_per_gpu_at(s, s.knee_interactivity) for s in (a, b))
-    y_hi = y_max * 1.1
+    y_hi = max(F.throughput_per_gpu_at(s, s.knee_interactivity) for s in (a, b)) * 1.1
     xt, yt = _ticks(x_hi), _ticks(y_hi)
-    x_hi, y_hi = max(x_hi, xt[-1]), max(y_hi, yt[-1])
-
-    def px(x: float) -> float:
-        return _X0 + x / x_hi * (_X1 - _X0)
-
-    def py(y: float) -> float:
-        return _Y1 - y / y_hi * (_Y1 - _Y0)
-
     cross = F.throughput_crossing(a, b)
     title = f"Throughput per GPU against interactivity: {a.name} and {b.name} (illustrative)"
     desc = (f"{a.name} serves more tokens per GPU at loose interactivity, {b.name} at tight interactivity"
@@ -76,45 +64,19 @@ def pareto_svg(systems, targets: list[float]) -> str:
             + " Curves from a stated step-time model, not measured data.")
     slug = figure_id("pareto", repr([(s.name, s.gpus, s.fixed_step_s, s.per_seq_step_s, s.max_batch)
                                      for s in (a, b)]), tuple(targets))
-    out = [f'<svg class="pareto" viewBox="0 0 {_W} {_H}" width="{_W}" height="{_H}" '
-           f'style="max-width: 100%; height: auto" role="img" aria-labelledby="{slug}-t {slug}-d" '
-           f'xmlns="http://www.w3.org/2000/svg" font-size="12" fill="currentColor" '
-           f'data-x-max="{x_hi:g}" data-y-max="{y_hi:g}" data-plot="{_X0} {_Y0} {_X1} {_Y1}">',
-           f'<title id="{slug}-t">{escape(title)}</title>',
-           f'<desc id="{slug}-d">{escape(desc)}</desc>',
-           '<g stroke="currentColor" stroke-opacity="0.15" stroke-width="1">']
-    out += [f'<line x1="{px(x):.1f}" y1="{_Y0}" x2="{px(x):.1f}" y2="{_Y1}"/>' for x in xt]
-    out += [f'<line x1="{_X0}" y1="{py(y):.1f}" x2="{_X1}" y2="{py(y):.1f}"/>' for y in yt]
-    out.append("</g><g>")
-    out += [f'<text x="{px(x):.1f}" y="{_Y1 + 16}" text-anchor="middle">{x:g}</text>' for x in xt]
-    out += [f'<text x="{_X0 - 6}" y="{py(y) + 4:.1f}" text-anchor="end">{y:,.0f}</text>' for y in yt]
-    out.append("</g>")
-    out.append(f'<rect x="{_X0}" y="{_Y0}" width="{_X1 - _X0}" height="{_Y1 - _Y0}" fill="none" '
-               f'stroke="currentColor" stroke-opacity="0.6"/>')
-    out.append(f'<text x="{(_X0 + _X1) / 2:.0f}" y="{_H - 22}" text-anchor="middle">interactivity '
-               f'(output tokens/s per user)</text>')
-    out.append(f'<text transform="translate(16 {(_Y0 + _Y1) / 2:.0f}) rotate(-90)" text-anchor="middle">'
-               f'output tokens/s per GPU</text>')
-    for t in targets:
-        out.append(f'<line class="target" data-interactivity="{t:g}" x1="{px(t):.1f}" y1="{_Y0}" '
-                   f'x2="{px(t):.1f}" y2="{_Y1}" stroke="currentColor" stroke-dasharray="2 3"/>')
-        out.append(f'<text x="{px(t) + 4:.1f}" y="{_Y0 + 14}">target {t:g}</text>')
-    for k, s in enumerate((a, b)):
+    series = []
+    for s, look in zip((a, b), (SOLID, (f'stroke-dasharray="8 5" style="stroke:{LINK}"', LINK))):
         lo, hi = s.knee_interactivity, s.max_interactivity
         xs = [lo + (hi - lo) * j / _SAMPLES for j in range(_SAMPLES + 1)]
-        pts = " ".join(f"{px(x):.2f},{py(F.throughput_per_gpu_at(s, x)):.2f}" for x in xs)
-        out.append(f'<polyline class="system" data-system="{escape(s.name)}" points="{pts}" fill="none" '
-                   f'stroke="{_COLOURS[k]}" stroke-width="2.5"{_DASH[k]}/>')
-        out.append(f'<text x="{_X1 - 8}" y="{_Y0 + 36 + 18 * k}" text-anchor="end" fill="{_COLOURS[k]}">'
-                   f'{"━" if k == 0 else "╍"} {escape(s.name)}, {s.gpus} GPUs, batch up to {s.max_batch}</text>')
-    if cross is not None:
-        yc = F.throughput_per_gpu_at(a, cross)
-        out.append(f'<circle class="crossing" data-interactivity="{cross:.6g}" cx="{px(cross):.2f}" '
-                   f'cy="{py(yc):.2f}" r="6" fill="none" stroke="currentColor" stroke-width="2"/>')
-        out.append(f'<text x="{px(cross) + 10:.1f}" y="{py(yc) - 10:.1f}" font-weight="bold">'
-                   f'throughput flip: {_n(cross)} tokens/s per user</text>')
-    out.append("</svg>")
-    return "\n".join(out)
+        series.append(Series(escape(s.name), [F.throughput_per_gpu_at(s, x) for x in xs], look, xs, points=False))
+    caption = (escape(title) + ": " + "; ".join(f"{escape(s.name)}, {s.gpus} GPUs, batch up to {s.max_batch}"
+                                                for s in (a, b)) + ". Drawn from the same formulas as the table.")
+    return line_chart(slug, escape(title), escape(desc), caption, xt, series,
+                      "interactivity (output tokens/s per user)", "output tokens/s per GPU", svg_class="pareto",
+                      x_fmt=lambda v: f"{v:g}", x_max=max(x_hi, xt[-1]), y_ticks=yt, y_max=max(y_hi, yt[-1]),
+                      y_fmt=lambda v: f"{v:,.0f}", grid=True, vlines=[(t, f"target {t:g}") for t in targets],
+                      marks=[] if cross is None else
+                      [(cross, F.throughput_per_gpu_at(a, cross), f"throughput flip: {_n(cross)} tokens/s per user")])
 
 
 def _ms(seconds: float) -> str:
@@ -175,7 +137,7 @@ def benchmark_flip(systems: list | None = None, targets: list | None = None) -> 
                 f" / {s.gpus} = {_r(tp)} tokens/s per GPU; {U.fmt_usd(p.usd_per_hour)} × 10^6 / ({_r(tp)} × 3600)"
                 f" = {U.fmt_usd(F.usd_per_million_at(s, p.usd_per_hour, t))} per million")
     ex.table("\n".join(rows))
-    ex.table(f'<figure class="pareto-figure">\n{pareto_svg(sy, ts)}\n</figure>')
+    ex.table(pareto_svg(sy, ts))
     for t, w in zip(ts, winners):
         ex.result(f"at {t:g} tokens/s per user the cheaper system is {w or 'neither (both infeasible)'}")
     xt = F.throughput_crossing(a, b)

@@ -11,6 +11,7 @@ from .. import units as U
 from ..errors import MacroInputError
 from . import inputs
 from .blocks import GIVEN, Example, _i, _n
+from .linechart import ACCENT, DASHED, Series, line_chart
 from .registry import COUNT, TOKENS, Arg, macro
 
 _POS = Arg(inputs.number, "a number", "> 0")
@@ -93,62 +94,26 @@ def _spread_table(turns: int, system_tokens: int, user_tokens: int, output_token
     return [F.session_hit_rate(turns, system_tokens, user_tokens, output_tokens, n, block_size) for n in replicas]
 
 
-_W, _H = 560, 300
-_X0, _X1, _Y0, _Y1 = 58, 540, 16, 250
-
-
 def hit_rate_svg(turns: int, system_tokens: int, user_tokens: int, output_tokens: int, max_replicas: int = 16,
                  block_size: int = 16) -> str:
     """The figure alone: token hit rate against replica count, affinity vs round-robin, one point per N."""
     ns = list(range(1, max_replicas + 1))
     rates = _spread_table(turns, system_tokens, user_tokens, output_tokens, ns, block_size)
-
-    def px(n: int) -> float:
-        return _X0 + (n - 1) / max(1, max_replicas - 1) * (_X1 - _X0)
-
-    def py(v: float) -> float:
-        return _Y1 - v * (_Y1 - _Y0)
-
-    slug = f"fig-hit-rate-{turns}-{system_tokens}-{user_tokens}-{output_tokens}"
     title = f"Prefix-cache hit rate of a session of {turns} turns against the number of replicas"
     desc = (f"Share of the session's prompt tokens found in cache. With prefix affinity it stays at "
             f"{_pct(rates[0].affinity)} whatever the replica count. With round-robin it falls from "
             f"{_pct(rates[0].spread)} at one replica to {_pct(rates[-1].spread)} at {max_replicas}, towards the "
             f"share of the shared system prompt alone.")
-    out = [f'<figure class="msib-figure"><svg class="hit-rate" viewBox="0 0 {_W} {_H}" role="img" '
-           f'aria-labelledby="{slug}-t {slug}-d" font-size="12" fill="currentColor" '
-           f'data-plot="{_X0} {_Y0} {_X1} {_Y1}" data-max-replicas="{max_replicas}">'
-           f'<title id="{slug}-t">{escape(title)}</title><desc id="{slug}-d">{escape(desc)}</desc>']
-    out.append(f'<path fill="none" stroke="currentColor" d="M{_X0},{_Y0}V{_Y1}H{_X1}"/>')
-    for v in (0, 0.25, 0.5, 0.75, 1.0):
-        y = py(v)
-        out.append(f'<path stroke="currentColor" stroke-opacity="0.15" d="M{_X0},{y:.1f}H{_X1}"/>'
-                   f'<text x="{_X0 - 6}" y="{y + 4:.1f}" text-anchor="end">{int(v * 100)}%</text>')
-    for n in ns:
-        if n == 1 or n % 4 == 0 or n == max_replicas:
-            x = px(n)
-            out.append(f'<path stroke="currentColor" d="M{x:.1f},{_Y1}v5"/>'
-                       f'<text x="{x:.1f}" y="{_Y1 + 18}" text-anchor="middle">{n}</text>')
-    out.append(f'<text x="{(_X0 + _X1) / 2:.0f}" y="{_H - 8}" text-anchor="middle">replicas of the model</text>')
-    out.append(f'<text transform="translate(14,{(_Y0 + _Y1) / 2:.0f}) rotate(-90)" text-anchor="middle">'
-               'prompt tokens served from cache</text>')
-    for cls, attr, style, dash in (("affinity", "affinity", 'style="stroke:var(--md-typeset-a-color)"', ""),
-                                   ("spread", "spread", 'stroke="currentColor"', ' stroke-dasharray="6 4"')):
-        pts = " ".join(f"{px(r.replicas):.1f},{py(getattr(r, attr)):.1f}" for r in rates)
-        out.append(f'<polyline class="{cls}" fill="none" stroke-width="2.5" {style}{dash} points="{pts}"/>')
-        for r in rates:
-            fill = "var(--md-typeset-a-color)" if cls == "affinity" else "currentColor"
-            out.append(f'<circle class="point {cls}" data-replicas="{r.replicas}" '
-                       f'data-rate="{getattr(r, attr)!r}" cx="{px(r.replicas):.1f}" '
-                       f'cy="{py(getattr(r, attr)):.1f}" r="3" style="fill:{fill}"/>')
-    out.append(f'<text x="{_X1 - 4}" y="{py(rates[0].affinity) - 8:.1f}" text-anchor="end" '
-               f'style="fill:var(--md-typeset-a-color)">prefix affinity</text>')
-    out.append(f'<text x="{_X1 - 4}" y="{py(rates[-1].spread) - 8:.1f}" text-anchor="end">round-robin</text>')
-    out.append("</svg>")
-    out.append(f"<figcaption>{escape(title)}: system prompt {_i(system_tokens)}, {_i(user_tokens)} tokens per "
-               f"user message, {_i(output_tokens)} per answer, blocks of {block_size}. Generated from the same "
-               "formula as the table.</figcaption></figure>")
-    return "".join(out)
+    caption = (f"{title}: system prompt {_i(system_tokens)}, {_i(user_tokens)} tokens per user message, "
+               f"{_i(output_tokens)} per answer, blocks of {block_size}. Generated from the same formula as the "
+               "table.")
+    return line_chart(f"fig-hit-rate-{turns}-{system_tokens}-{user_tokens}-{output_tokens}", escape(title),
+                      escape(desc), escape(caption), ns,
+                      [Series("prefix affinity", [r.affinity for r in rates], ACCENT),
+                       Series("round-robin", [r.spread for r in rates], DASHED)],
+                      "replicas of the model", "prompt tokens served from cache", svg_class="hit-rate",
+                      x_min=1, x_ticks=[n for n in ns if n == 1 or n % 4 == 0 or n == max_replicas],
+                      y_ticks=[0, 0.25, 0.5, 0.75, 1.0], y_fmt=lambda v: f"{int(v * 100)}%", grid=True)
 
 
 @macro("block", example='affinity_hit_rate(turns=8, system_tokens=1500, user_tokens=200, output_tokens=400)',

@@ -13,6 +13,7 @@ from ..catalog import Format, Model
 from ..errors import MacroInputError
 from . import inputs
 from .blocks import GIVEN, Example, _flink, _mlink, _n
+from .linechart import ACCENT, DASHED, SOLID, Series, line_chart
 from .registry import Arg, macro
 
 _POS = Arg(inputs.number, "a number", "> 0")
@@ -93,59 +94,21 @@ def cold_start_headroom(model: Model, fmt: Format = "bf16", provision_s: float =
 
 # --- weight distribution to many nodes ---------------------------------------------------------------
 
-_W, _H = 560, 300
-_X0, _X1, _Y0, _Y1 = 62, 540, 16, 250
-_SERIES = (("naive", "every node reads the store", 'stroke="currentColor" stroke-dasharray="6 4"'),
-           ("tree", "copy tree (doubling)", 'stroke="currentColor"'),
-           ("pipelined", "pipelined chain", 'style="stroke:var(--md-typeset-a-color)"'))
+_SERIES = (("naive", "every node reads the store", DASHED), ("tree", "copy tree (doubling)", SOLID),
+           ("pipelined", "pipelined chain", ACCENT))
 
 
 def fanout_svg(rows: list[F.Distribution], title: str) -> str:
     """Seconds (log scale) against node count (log 2 scale), one line per scheme, from the same rows as the table."""
-    n_max = rows[-1].nodes
-    values = [v for r in rows for v in (r.naive, r.tree, r.pipelined)]
-    lo = 10 ** math.floor(math.log10(min(values)))
-    hi = 10 ** math.ceil(math.log10(max(values)))
-    if hi <= lo:
-        hi = lo * 10
-
-    def px(n: int) -> float:
-        return _X0 + (math.log2(n) / math.log2(n_max) if n_max > 1 else 0) * (_X1 - _X0)
-
-    def py(t: float) -> float:
-        return _Y1 - (math.log10(t) - math.log10(lo)) / (math.log10(hi) - math.log10(lo)) * (_Y1 - _Y0)
-
-    slug = f"fig-fanout-{n_max}-{int(hi)}"
+    hi = 10 ** math.ceil(math.log10(max(v for r in rows for v in (r.naive, r.tree, r.pipelined))))
     last = rows[-1]
     desc = (f"Time to put the weights on N new nodes. At {last.nodes} nodes: every node reading the store at once "
             f"{_s(last.naive)}, a copy tree {_s(last.tree)}, a pipelined chain {_s(last.pipelined)}.")
-    out = [f'<figure class="msib-figure"><svg class="fanout" viewBox="0 0 {_W} {_H}" role="img" '
-           f'aria-labelledby="{slug}-t {slug}-d" font-size="12" fill="currentColor" '
-           f'data-y-min="{lo!r}" data-y-max="{hi!r}" '
-           f'data-plot="{_X0} {_Y0} {_X1} {_Y1}"><title id="{slug}-t">{escape(title)}</title>'
-           f'<desc id="{slug}-d">{escape(desc)}</desc>',
-           f'<path fill="none" stroke="currentColor" d="M{_X0},{_Y0}V{_Y1}H{_X1}"/>']
-    for k in range(round(math.log10(hi / lo)) + 1):
-        t = lo * 10 ** k
-        out.append(f'<path stroke="currentColor" stroke-opacity="0.15" d="M{_X0},{py(t):.1f}H{_X1}"/>'
-                   f'<text class="ytick" x="{_X0 - 6}" y="{py(t) + 4:.1f}" text-anchor="end" data-value="{t!r}">'
-                   f'{_n(t)}</text>')
-    for r in rows:
-        out.append(f'<text x="{px(r.nodes):.1f}" y="{_Y1 + 18}" text-anchor="middle">{r.nodes}</text>')
-    out.append(f'<text x="{(_X0 + _X1) / 2:.0f}" y="{_H - 6}" text-anchor="middle">new nodes (log scale)</text>')
-    out.append(f'<text transform="translate(14,{(_Y0 + _Y1) / 2:.0f}) rotate(-90)" text-anchor="middle">'
-               'seconds until every node has the weights (log scale)</text>')
-    for i, (attr, label, style) in enumerate(_SERIES):
-        pts = " ".join(f"{px(r.nodes):.1f},{py(getattr(r, attr)):.1f}" for r in rows)
-        out.append(f'<polyline class="{attr}" fill="none" stroke-width="2.5" {style} points="{pts}"/>')
-        for r in rows:
-            out.append(f'<circle class="point {attr}" data-nodes="{r.nodes}" data-seconds="{getattr(r, attr)!r}" '
-                       f'cx="{px(r.nodes):.1f}" cy="{py(getattr(r, attr)):.1f}" r="3"/>')
-        colour = ' style="fill:var(--md-typeset-a-color)"' if attr == "pipelined" else ""
-        out.append(f'<text x="{_X0 + 8}" y="{_Y0 + 14 + 16 * i}"{colour}>{"╍━━"[i]} {escape(label)}</text>')
-    out.append(f"</svg><figcaption>{escape(title)}. Generated from the same formula as the table."
-               "</figcaption></figure>")
-    return "".join(out)
+    return line_chart(f"fig-fanout-{last.nodes}-{int(hi)}", escape(title), escape(desc),
+                      f"{escape(title)}. Generated from the same formula as the table.", [r.nodes for r in rows],
+                      [Series(label, [getattr(r, attr) for r in rows], look) for attr, label, look in _SERIES],
+                      "new nodes (log scale)", "seconds until all nodes load (log scale)",
+                      log2_x=True, svg_class="fanout", log10_y=True, y_fmt=_n, grid=True)
 
 
 @macro("block", example='weight_fanout("llama-3.1-70b", fmt="fp8", node_gbit_per_s=400, store_gb_per_s=10)',
