@@ -21,6 +21,7 @@ class Block:
     id: str | None
     summary: str = ""
     body_text: str = ""
+    body_html: str = ""  # below the summary, nested blocks included
     nested: bool = False
 
 
@@ -41,7 +42,8 @@ def scan(html: str) -> list[Block]:
     well-formed, and this check runs on every question page of every build.
     """
     blocks: list[Block] = []
-    # stack entries: [block or None, offset where its content starts, summary start, summary end]
+    # stack entries: [block or None, offset where its content starts, summary start, summary end,
+    #                 offset after </summary>]
     stack: list[list] = []
     for m in _TOKEN.finditer(html):
         closing, tag, attrs = m.group(1), m.group(2).lower(), m.group(3)
@@ -53,21 +55,27 @@ def scan(html: str) -> list[Block]:
                 id_match = _ID.search(attrs)
                 block = Block(kind, id_match.group(1) if id_match else None, nested=bool(stack))
                 blocks.append(block)
-            stack.append([block, m.end(), None, None])
+            stack.append([block, m.end(), None, None, None])
         elif tag == "summary" and stack and stack[-1][2] is None and not closing:
             stack[-1][2] = m.end()
         elif tag == "summary" and stack and closing and stack[-1][3] is None:
-            stack[-1][3] = m.start()
+            stack[-1][3], stack[-1][4] = m.start(), m.end()
         elif tag == "details" and closing and stack:
-            block, start, s_start, s_end = stack.pop()
+            block, start, s_start, s_end, after_summary = stack.pop()
             if block is not None:
                 if s_start is not None and s_end is not None:
                     block.summary = _text(html[s_start:s_end])
-                    body = html[s_end:m.start()]
+                    body = html[after_summary:m.start()]
                 else:
                     body = html[start:m.start()]
+                block.body_html = body
                 block.body_text = _text(body)
     return blocks
+
+
+def answer_html(html: str) -> str:
+    """The reference answer's HTML below its summary, nested blocks included ("" when there is none)."""
+    return next((b.body_html for b in scan(html) if b.kind == "answer"), "")
 
 
 def check_question_html(html: str) -> list[str]:

@@ -32,6 +32,15 @@ def build(site_root: Path, out: Path, *, offline: bool = False, site_url: str | 
         cwd=site_root, env=env, capture_output=True, text=True, timeout=600)
 
 
+def online_url(base: str, src: str) -> str:
+    """The served address of a docs source (``guide/x.md`` -> ``base/guide/x/``) or of a built file."""
+    if src.endswith(".html"):
+        return base + src
+    if src == "index.md" or src.endswith("/index.md"):
+        return base + src[: -len("index.md")]
+    return base + src[:-3] + "/"
+
+
 def page_html_path(site: Path, src: str, *, directory_urls: bool = True) -> Path:
     """Where MkDocs writes the page whose source is docs/``src``."""
     stem = src[:-3]

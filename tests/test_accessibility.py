@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from sitekit import ROOT, foreign_requests, recording_page
+from sitekit import ROOT, foreign_requests, online_url, recording_page
 
 pytestmark = pytest.mark.browser
 
@@ -58,14 +58,6 @@ def resolve_src(src: str, registry) -> str:
     if src == "@largest-question":
         return max(registry.questions.values(), key=lambda q: (DOCS / q.src).stat().st_size).src
     return src
-
-
-def online_url(base: str, src: str) -> str:
-    if src.endswith(".html"):
-        return base + src
-    if src == "index.md" or src.endswith("/index.md"):
-        return base + src[: -len("index.md")]
-    return base + src[:-3] + "/"
 
 
 def offline_url(root: str, src: str) -> str:

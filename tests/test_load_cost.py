@@ -8,26 +8,29 @@ from __future__ import annotations
 
 import pytest
 
-from sitekit import page_html_path
+from sitebuild.structure import answer_html
+from sitekit import online_url, page_html_path
 
 pytestmark = pytest.mark.browser
 
 INDEX = "search/search_index.json"
 
 
-def _code_page(registry, built_site):
-    """The question page with the most code blocks inside its reference answer."""
-    def blocks(q):
-        html = page_html_path(built_site, q.src).read_text(encoding="utf-8")
-        start = html.find('<details class="answer"')
-        return html.count("<pre", start, html.find('<h2 id="follow-ups"', start)) if start >= 0 else 0
-    q = max(registry.questions.values(), key=blocks)
-    assert blocks(q) >= 1, "no question page has code in its reference answer"
+def _answer(built_site, q) -> str:
+    return answer_html(page_html_path(built_site, q.src).read_text(encoding="utf-8"))
+
+
+def _most_in_answer(registry, built_site, tag: str, at_least: int):
+    """The question page whose reference answer holds the most ``tag`` elements (at least ``at_least``)."""
+    counts = {q.id: _answer(built_site, q).count(tag) for q in registry.questions.values()}
+    q = registry.questions[max(counts, key=counts.get)]
+    assert counts[q.id] >= at_least, f"no reference answer has {at_least} {tag} elements"
     return q
 
 
-def _url(served_site, q) -> str:
-    return served_site + q.src[:-3] + "/"
+def _code_page(registry, built_site):
+    """The question page with the most code blocks inside its reference answer."""
+    return _most_in_answer(registry, built_site, "<pre", 1)
 
 
 def _index_requests(pg) -> list[str]:
@@ -47,7 +50,7 @@ def _results(pg, query: str):
 
 def test_a_page_load_does_not_fetch_the_search_index(page, served_site, registry, built_site):
     q = _code_page(registry, built_site)
-    page.goto(_url(served_site, q))
+    page.goto(online_url(served_site, q.src))
     page.wait_for_load_state("networkidle")
     page.wait_for_timeout(500)
     assert page.evaluate("window.MSIB.searchIndex.state()") == "held"
@@ -143,7 +146,7 @@ def test_code_in_a_closed_answer_works_once_opened(width, browser, served_site, 
                                   has_touch=width < 500)
     page = context.new_page()
     try:
-        _open_code_and_check(page, _url(served_site, q))
+        _open_code_and_check(page, online_url(served_site, q.src))
     finally:
         context.close()
 
@@ -171,19 +174,12 @@ def _open_code_and_check(page, url):
 
 def _big_answer_page(registry, built_site):
     """The question page whose reference answer has the most headings (each is a table-of-contents link)."""
-    def headings(q):
-        html = page_html_path(built_site, q.src).read_text(encoding="utf-8")
-        start = html.find('<details class="answer"')
-        end = html.find('<h2 id="follow-ups"', start)
-        return html.count("<h4", start, end) if start >= 0 else 0
-    q = max(registry.questions.values(), key=headings)
-    assert headings(q) >= 2
-    return q
+    return _most_in_answer(registry, built_site, "<h4", 2)
 
 
 def test_closed_blocks_rejoin_layout_once_the_page_settles(page, served_site, registry, built_site):
     q = _big_answer_page(registry, built_site)
-    page.goto(_url(served_site, q))
+    page.goto(online_url(served_site, q.src))
     page.wait_for_function("document.documentElement.classList.contains('msib-settled')", timeout=10000)
     content = "getComputedStyle(document.querySelector('details.answer:not([open])'), '::details-content')"
     child = "document.querySelector('details.answer:not([open]) > :not(summary)')"
@@ -203,10 +199,9 @@ def test_closed_blocks_rejoin_layout_once_the_page_settles(page, served_site, re
 def test_a_link_to_a_section_inside_a_closed_answer_opens_it(page, served_site, registry, built_site):
     """The table of contents links headings inside the answer; following one opens the answer."""
     q = _big_answer_page(registry, built_site)
-    html = page_html_path(built_site, q.src).read_text(encoding="utf-8")
-    start = html.find('<details class="answer"')
-    anchor = html[html.find("<h4", start):].split('id="', 1)[1].split('"', 1)[0]
-    page.goto(_url(served_site, q) + "#" + anchor)
+    body = _answer(built_site, q)
+    anchor = body[body.find("<h4"):].split('id="', 1)[1].split('"', 1)[0]
+    page.goto(online_url(served_site, q.src) + "#" + anchor)
     page.wait_for_function("document.querySelector('details.answer').open === true", timeout=5000)
     assert page.locator(f"[id='{anchor}']").is_visible()
 
@@ -221,7 +216,7 @@ def test_far_blocks_wait_and_their_placeholders_fit(src, width, browser, served_
     context = browser.new_context(viewport={"width": width, "height": 844})
     pg = context.new_page()
     try:
-        pg.goto(served_site + src[:-3] + "/")
+        pg.goto(online_url(served_site, src))
         pg.wait_for_load_state("networkidle")
         blocks = pg.locator(".md-typeset .msib-deferred")
         n = blocks.count()

@@ -163,3 +163,15 @@ def test_key_points_open_the_reference_answer(built_site, registry):
         assert sources is not None and len(sources.find_next("ul").select("li a[href^=http]")) >= 2, q.src
         checked += 1
     assert checked == len(registry.questions), "every question page carries key points (contract v2)"
+
+
+def test_answer_html_is_the_whole_answer_below_its_summary():
+    from sitebuild.structure import answer_html
+    page = ('<p>intro <pre>outside</pre></p><details class="answer"><summary>Reference answer</summary>'
+            '<h4 id="a">A</h4><details class="example"><summary>x</summary><pre>inner</pre></details>'
+            '<pre>own</pre></details><h2 id="follow-ups">Follow-ups</h2>'
+            '<details class="followup" id="fu-x"><summary>Q</summary><pre>fu</pre></details>')
+    body = answer_html(page)
+    assert body.startswith('<h4 id="a">') and body.endswith("<pre>own</pre>")
+    assert body.count("<pre") == 2          # the nested example's code counts; the follow-up's does not
+    assert answer_html("<p>no answer</p>") == ""

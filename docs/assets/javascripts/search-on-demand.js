@@ -63,7 +63,7 @@
 
   function inSearch(target) {
     return !!(target && target.closest &&
-              target.closest("form[name='search'], label[for='__search'], [data-md-component='search']"));
+              target.closest("label[for='__search'], [data-md-component='search']"));  // the form is inside
   }
   document.addEventListener("focusin", function (e) { if (inSearch(e.target)) want(); }, true);
   document.addEventListener("change", function (e) {
