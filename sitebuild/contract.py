@@ -33,7 +33,9 @@ def key_points_problems(points) -> list[str]:
 
 _FENCE = re.compile(r"^(```|~~~)")
 _LIST_ITEM = re.compile(r"^[-*+] +(.*)")
-_EXTERNAL_LINK = re.compile(r"\]\((https?://[^)\s]+)[^)]*\)|<(https?://[^>\s]+)>")
+# A Markdown or autolink to an http(s) address, or a facts macro that renders one (engine_src links a
+# file of the reference release's source on its tag).
+_EXTERNAL_LINK = re.compile(r"\]\((https?://[^)\s]+)[^)]*\)|<(https?://[^>\s]+)>|\{\{\s*engine_src\(")
 
 
 def sources_section(body: str) -> list[str] | None:

@@ -19,6 +19,10 @@ from typing import Any
 import yaml
 
 from .contract import key_points_problems, sources_problems
+from .factcheck import PENDING_FILE as FACTS_PENDING_FILE
+from .factcheck import SNAPSHOT_DIR as FACTS_DIR
+from .factcheck import check_page as check_facts
+from .factcheck import pending_paths as facts_pending_paths
 from .typed_numbers import find_typed_numbers
 
 HERE = Path(__file__).resolve().parent
@@ -165,7 +169,8 @@ def _signature(docs: Path) -> tuple:
     """What load_site's result depends on: every Markdown file's path, size and mtime, and the taxonomy."""
     files = sorted(docs.rglob("*.md"))
     stats = tuple((p.as_posix(), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
-    extra = tuple((p.stat().st_mtime_ns, p.stat().st_size) for p in (TAXONOMY_FILE, TAGS_FILE))
+    watched = (TAXONOMY_FILE, TAGS_FILE, FACTS_PENDING_FILE, *sorted(FACTS_DIR.glob("*.json")))
+    extra = tuple((p.stat().st_mtime_ns, p.stat().st_size) if p.exists() else None for p in watched)
     return stats + extra
 
 
@@ -187,6 +192,7 @@ def _load_site(docs: Path) -> Site:
     parts, tags, difficulties = load_taxonomy()
     problems: list[str] = []
     pending: list[tuple[str, dict]] = []
+    facts_pending = facts_pending_paths()
 
     for path in sorted(docs.rglob("*.md")):
         rel = path.relative_to(docs).as_posix()
@@ -203,6 +209,11 @@ def _load_site(docs: Path) -> Site:
             for hit in find_typed_numbers(body):
                 problems.append(f"docs/{rel}:{hit.line + offset}: typed number {hit.text!r}: sizing, speed "
                                 "and cost figures come from a macro (allowlist: sitebuild/typed_numbers.py)")
+            if rel not in facts_pending:
+                for f in check_facts(body):
+                    problems.append(f"docs/{rel}:{f.line + offset}: {f.name}: {f.message}; quote the reference "
+                                    "release's name, or name the older release the sentence holds for "
+                                    "(\"removed in 0.2x\")")
         elif "id" in meta and rel.split("/")[0] != "q":
             problems.append(
                 f"docs/{rel}: id: a page with a question id must live in a section folder "

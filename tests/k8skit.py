@@ -13,7 +13,7 @@ Every failure is a :class:`ManifestError` whose message names the file, the docu
 what is wrong, for example::
 
     examples/kubernetes/probes/vllm-deployment.yaml: document 1 (Deployment vllm): spec.template.spec.
-    containers[0].livenessProbe.periodSecond: unknown field (Kubernetes 1.35 schema)
+    containers[0].livenessProbe.periodSecond: unknown field (Kubernetes 1.37 schema)
 """
 
 from __future__ import annotations
@@ -29,9 +29,12 @@ import kubernetes_validate
 import yaml
 from kubernetes_validate.utils import SchemaNotFoundError
 
+from macros.facts import release
+
 ROOT = Path(__file__).resolve().parents[1]
-#: The Kubernetes release whose API schema every core manifest is validated against.
-K8S_VERSION = "1.35.0"
+#: The Kubernetes release whose API schema every core manifest is validated against: the reference
+#: release of macros/catalog/releases.yaml (its schemas ship inside kubernetes-validate).
+K8S_VERSION = f"{release('kubernetes').version}.0"
 EXAMPLES = ROOT / "examples" / "kubernetes"
 CRD_DIR = ROOT / "tests" / "vendor" / "crds"
 

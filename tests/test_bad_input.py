@@ -111,6 +111,25 @@ CASES = {
                         ["docs/" + BAD, "Sources", "1 linked sources; at least 2"]),
     "a source without a link": (page(2, body=BODY + "- A book I remember\n"),
                                 ["docs/" + BAD, "Sources", "a source without an http(s) link: 'A book I remember'"]),
+    "removed vLLM flag in a code span": (
+        page(2, body=BODY.replace("The answer.", "The answer. Start vLLM with `--swap-space 16` for preemption.")),
+        ["docs/" + BAD + ":", "--swap-space", "vLLM 0.33.0 has no flag --swap-space",
+         "or name the older release the sentence holds for"]),
+    "misspelt vLLM flag in a command": (
+        page(2, body=BODY.replace("The answer.",
+                                  "The answer.\n\n```bash\nvllm serve m --max-num-batch-tokens 8192\n```\n")),
+        ["docs/" + BAD + ":", "--max-num-batch-tokens", "vLLM 0.33.0 has no flag --max-num-batch-tokens",
+         "did you mean --max-num-batched-tokens"]),
+    "removed vLLM environment variable": (
+        page(2, body=BODY.replace("The answer.", "The answer. Set `VLLM_ATTENTION_BACKEND=FLASHINFER`.")),
+        ["docs/" + BAD + ":", "vLLM 0.33.0 has no environment variable VLLM_ATTENTION_BACKEND"]),
+    "misspelt flag in a facts macro": (
+        page(2, body=BODY + '\nThe fraction: {{ flag("vllm", "--gpu-memory-utilisation") }}.\n'),
+        ["docs/" + BAD, "flag(", "vLLM 0.33.0 has no flag '--gpu-memory-utilisation'",
+         "did you mean --gpu-memory-utilization"]),
+    "name said to be gone that the release has": (
+        page(2, body=BODY + '\nNo longer read: {{ gone("vllm", "VLLM_HOST_IP") }}.\n'),
+        ["docs/" + BAD, "VLLM_HOST_IP is still in vLLM 0.33.0"]),
     "two reference answers": (page(2, body=BODY + "\n/// answer | Reference answer\n\nAgain.\n\n///\n"),
                               ["docs/" + BAD, "2 reference answers"]),
 }

@@ -12,6 +12,7 @@ import pytest
 
 from calckit import fixture_configs
 from macros.catalog import load_catalog
+from macros.formulas.memory import DEFAULT_GPU_UTILIZATION as UTIL  # what the macros default to
 from macros.render.budget import max_context, max_seqs
 from macros.render.nodefit import node_fit
 from macros.render.speed import decode_speed
@@ -153,7 +154,7 @@ def test_an_unknown_quantization_method_is_named_not_guessed():
 ])
 def test_the_sheet_gives_the_worked_examples_figures(model, gpu, fmt, n):
     cat = load_catalog()
-    r = evaluate(cat.model(model), cat.gpu(gpu), cat.format(fmt), cat.format("bf16"), None, n, 8192, 1, 0.9)
+    r = evaluate(cat.model(model), cat.gpu(gpu), cat.format(fmt), cat.format("bf16"), None, n, 8192, 1, UTIL)
     assert f"{r['max_sequences']:,}" == max_seqs(model, gpu, fmt=fmt, n_gpus=n)
     assert max_context(model, gpu, fmt=fmt, n_gpus=n).startswith(f"{r['max_context']:,} tokens")
     if n == 1 or cat.gpu(gpu).allreduce_latency_s:
@@ -165,10 +166,10 @@ def test_the_sheet_gives_kimi_k3s_node_fit_and_decode_figures():
     """KDA states split by TP while the MLA latent stays whole: the sheet follows node_fit and decode_speed."""
     cat = load_catalog()
     m, g, bf16 = cat.model("kimi-k3"), cat.gpu("b300"), cat.format("bf16")
-    r = evaluate(m, g, bf16, bf16, cat.format("mxfp4"), 8, 131072, 1, 0.9)
+    r = evaluate(m, g, bf16, bf16, cat.format("mxfp4"), 8, 131072, 1, UTIL)
     text = node_fit("kimi-k3", "b300", n_gpus=8, fmt="bf16", expert_fmt="mxfp4", context="128K")
     assert f"floor({r['kv_budget']:,.0f} / {r['kv_per_sequence_gpu']:,.0f}) = {r['max_sequences']:,}" in text
-    r = evaluate(m, g, bf16, bf16, cat.format("mxfp4"), 8, 8192, 1, 0.9)
+    r = evaluate(m, g, bf16, bf16, cat.format("mxfp4"), 8, 8192, 1, UTIL)
     text = decode_speed("kimi-k3", "b300", fmt="bf16", expert_fmt="mxfp4", n_gpus=8, batch=1, context=8192)
     assert f"at most {r['decode_per_sequence']:,.1f} tokens/s per sequence" in text
 

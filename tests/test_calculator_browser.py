@@ -12,6 +12,7 @@ import pytest
 
 from calckit import CONFIGS
 from macros.catalog import load_catalog
+from macros.formulas.memory import DEFAULT_GPU_UTILIZATION
 from sitebuild.calcsheet import evaluate
 from sitekit import recording_page
 
@@ -62,7 +63,7 @@ def test_default_figures_are_the_python_engine_s(where, ctx):
     ctx.goto(where[0])
     cat = load_catalog()
     r = evaluate(cat.model("llama-3.1-70b"), cat.gpu("h100-sxm"), cat.format("fp8"), cat.format("bf16"), None, 2,
-                 8192, 16, 0.9)
+                 8192, 16, DEFAULT_GPU_UTILIZATION)
     text = results_text(ctx)
     for section in ("r-params", "r-weights", "r-kv", "r-tp", "r-fit", "r-concurrency", "r-context", "r-decode",
                     "r-prefill"):

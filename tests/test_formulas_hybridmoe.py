@@ -231,11 +231,12 @@ def test_hybrid_sequence_refuses_a_model_without_linear_layers():
 
 def test_node_fit_example_agrees_with_the_formulas():
     from macros import units as U
-    from macros.formulas import (hybrid_sequence_bytes_per_gpu, kv_budget_bytes, max_concurrent_sequences,
-                                 tp_shard)
+    from macros.formulas import (DEFAULT_GPU_UTILIZATION, hybrid_sequence_bytes_per_gpu, kv_budget_bytes,
+                                 max_concurrent_sequences, tp_shard)
     from macros.render.nodefit import node_fit
     shard = tp_shard(K3, 8, CAT.format("bf16"), CAT.format("mxfp4"))
-    budget = kv_budget_bytes(CAT.gpu("b300").memory_bytes, shard.weights_per_gpu, 0.9, 2 * U.GiB, 1 * U.GiB)
+    budget = kv_budget_bytes(CAT.gpu("b300").memory_bytes, shard.weights_per_gpu, DEFAULT_GPU_UTILIZATION,
+                             2 * U.GiB, 1 * U.GiB)
     seqs = max_concurrent_sequences(budget, hybrid_sequence_bytes_per_gpu(K3, 131072, CAT.format("bf16"), 8).total)
     html = node_fit("kimi-k3", "b300", n_gpus=8, fmt="bf16", expert_fmt="mxfp4", context="128K")
     assert seqs > 0 and f"{seqs:,} concurrent sequences of 131,072 tokens" in html

@@ -37,8 +37,8 @@ def steps(job: dict) -> list[dict]:
     return job.get("steps", [])
 
 
-def test_the_three_workflows_exist():
-    assert [f.name for f in FILES] == ["deploy.yml", "links.yml", "test.yml"]
+def test_the_four_workflows_exist():
+    assert [f.name for f in FILES] == ["deploy.yml", "facts-drift.yml", "links.yml", "test.yml"]
 
 
 def test_every_workflow_matches_the_schema():
@@ -105,6 +105,17 @@ def test_link_watch_runs_on_a_schedule_not_in_the_test_suite():
     assert wf["on"]["schedule"] and "workflow_dispatch" in wf["on"]
     runs = " ".join(s.get("run", "") for s in steps(wf["jobs"]["links"]))
     assert "./scripts/check-links" in runs
+
+
+def test_facts_drift_runs_weekly_and_keeps_one_issue():
+    wf = load("facts-drift.yml")
+    assert wf["on"]["schedule"] and "workflow_dispatch" in wf["on"]
+    assert wf["permissions"] == {"contents": "read", "issues": "write"}
+    job = wf["jobs"]["drift"]
+    runs = [s.get("run", "") for s in steps(job)]
+    assert any("./scripts/extract-facts --check" in r for r in runs)
+    compare = next(s for s in steps(job) if "--compare newest" in s.get("run", ""))
+    assert "--github-issue" in compare["run"] and compare["env"]["GITHUB_TOKEN"] == "${{ secrets.GITHUB_TOKEN }}"
 
 
 def test_the_tests_run_on_every_supported_python():

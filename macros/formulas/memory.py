@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..facts import defaults as _engine_defaults
 from . import _checks as chk
 from .params import ParamBreakdown, param_breakdown
 
@@ -43,16 +44,19 @@ __all__ = [
     "DEFAULT_MAX_NUM_BATCHED_TOKENS",
 ]
 
-# vLLM defaults (https://docs.vllm.ai/en/latest/configuration/engine_args.html):
-# --block-size 16 tokens on CUDA, --gpu-memory-utilization 0.9.
-DEFAULT_BLOCK_SIZE = 16
-DEFAULT_GPU_UTILIZATION = 0.90
+# vLLM's defaults at the reference release, read from its facts snapshot (macros/facts/defaults.py,
+# which cites the source line of each): --gpu-memory-utilization, the KV block size when --block-size
+# is unset, and --max-num-batched-tokens for `vllm serve` on an H100-class GPU (>= 70 GiB, not A100;
+# other tiers: macros.facts.defaults.batch_defaults).
+DEFAULT_BLOCK_SIZE = _engine_defaults.block_size().value
+DEFAULT_GPU_UTILIZATION = _engine_defaults.gpu_memory_utilization().value
 # Illustrative per-GPU allowances, not engine constants: vLLM measures the activation peak with a
 # profiling forward pass at start-up and CUDA graphs take their own pool. The worked examples state
 # these assumptions wherever they use them.
 DEFAULT_ACTIVATION_BYTES = 2 * 2**30
 DEFAULT_RUNTIME_RESERVE_BYTES = 1 * 2**30
-DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192  # vLLM 0.11 API server, GPUs >= 70 GiB but A100 (engine/arg_utils.py)
+DEFAULT_MAX_NUM_BATCHED_TOKENS = _engine_defaults.batch_defaults(80 * 2**30,
+                                                                 "NVIDIA H100 80GB HBM3").max_num_batched_tokens
 
 
 # --------------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ One module per topic, mirroring :mod:`macros.formulas`:
 - :mod:`.kubernetes` probe timings, requests and limits
 - :mod:`.longctx`    one very long sequence: weights, its KV and the prefill activation
 - :mod:`.lookups`    catalog values and links for a sentence
+- :mod:`.facts`      engine facts at the reference releases: flags, defaults, environment variables, metrics
 - :mod:`.reference`  the reference pages (models, GPUs, formats, prices)
 - :mod:`.numbers`    the numbers-to-know sheet
 - :mod:`.figures`    generated SVG figures (roofline, paged-KV block table)
@@ -60,6 +61,7 @@ from . import transfer  # noqa: F401
 from . import kubernetes  # noqa: F401
 from . import longctx  # noqa: F401
 from . import lookups  # noqa: F401
+from . import facts  # noqa: F401
 from . import monitoring  # noqa: F401
 from . import overhead  # noqa: F401
 from . import scaleout  # noqa: F401

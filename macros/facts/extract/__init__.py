@@ -1,0 +1,1 @@
+"""Extractors: read an engine release's unpacked source statically and return its facts."""
