@@ -221,6 +221,7 @@ class DrillType:
     noun: str          # what the answer counts (count drills): "sequences", "tokens", ...
     templates: dict
     make: Callable
+    slack: float = 0   # an answer this close (in the answer's unit) passes too: one sequence for a count of 5
 
 
 def _num(x: float) -> str:
@@ -245,6 +246,8 @@ def _kv_values(v: dict, m, kv) -> None:
         v.update(mla="", rank=_i(m.mla.kv_lora_rank), rope=_i(m.mla.qk_rope_head_dim))
     else:
         v["gqa"] = ""
+        if not m.head_dim_in_config:
+            v["hd_derived"] = ""
 
 
 def _kv_per_layer_expr(m, kv) -> str:
@@ -298,6 +301,8 @@ def make_weights(rng: Rng, ctx: Ctx) -> Draft:
         v["plain"] = ""
     if emb_bits != f.bits_per_weight:
         v["embrule"] = ""
+    if not b.lm_head:
+        v["tied"] = ""
     if fe is not None:
         refs["efmt"] = fe.key
         v.update(experts=_i(b.routed_experts), fename=fe.name, fekey=fe.key, febits=_bits(fe.bits_per_weight),
@@ -317,7 +322,8 @@ WEIGHTS = {
     "title": "weights of {model} in {fmt}",
     "prompt": ["{model} has {params} parameters, counted from its config.",
                "?experts:{experts} of them are in the routed experts.",
-               "?embrule:{emb} of them are in the embedding and lm_head.",
+               "?embrule:!tied:{emb} of them are in the embedding and the lm_head.",
+               "?embrule:?tied:{emb} of them are in the embedding table, which the lm_head shares.",
                "The weights are stored in {fmt}, {bits} bits per weight.",
                "?embrule:The format keeps the embedding and lm_head in {embbits}-bit.",
                "?experts:The routed experts are stored in {fename} instead, {febits} bits per weight."],
@@ -349,11 +355,13 @@ _KV_PROMPT = [
     "?all_sliding:{model} has {layers} layers, all with a sliding window of {window} tokens.",
     "?linear:{model} has {layers} layers: {full} full-attention layers and {linear} linear-attention layers, "
     "which keep a constant state per sequence instead of a KV cache.",
-    "?gqa:Its config lists num_attention_heads {heads}, num_key_value_heads {kvh}, head_dim {hd} and "
-    "hidden_size {hidden}.",
+    "?gqa:!hd_derived:Its config gives num_attention_heads {heads}, num_key_value_heads {kvh}, head_dim {hd} "
+    "and hidden_size {hidden}.",
+    "?gqa:?hd_derived:Its config gives num_attention_heads {heads}, num_key_value_heads {kvh} and hidden_size "
+    "{hidden}; head_dim is {hd} (hidden_size / num_attention_heads: the config does not state it).",
     "?mla:It uses multi-head latent attention with kv_lora_rank {rank} and qk_rope_head_dim {rope}; its "
-    "config also lists num_attention_heads {heads}, num_key_value_heads {kvh}, a per-head query width "
-    "(head_dim) of {hd} and hidden_size {hidden}.",
+    "config also gives num_attention_heads {heads}, num_key_value_heads {kvh} and hidden_size {hidden}, and "
+    "each head's query and key are {hd} wide (qk_nope_head_dim + qk_rope_head_dim).",
     "The KV cache is stored in {kvname}, {kvbits} bits per element.",
 ]
 _KV_INPUTS = [
@@ -519,7 +527,7 @@ def _deploy_values(v: dict, m, g, f, kv, n, s) -> None:
 
 _DEPLOY_PROMPT = [
     "{model} in {fmt}, {weights} of weights in total, runs on {n} × {gpu} with tensor parallelism {n}; "
-    "nvidia-smi shows {mem} GiB on each GPU.",
+    "the driver reports {mem} GiB on each GPU.",
     "The engine may use {util} of each GPU's memory, and {act} GiB of activations and {res} GiB of runtime "
     "reserve per GPU come off that share.",
 ]
@@ -780,8 +788,7 @@ FIT = {
     "title": "memory per GPU of {model} in {fmt} on {n} × {gpu}, {conc} × {ctx} tokens",
     "prompt": _DEPLOY_PROMPT + ["It serves {conc} concurrent sequences of {ctx} tokens; each holds {kvseq} of KV "
                                 "cache for the whole model, in {kvname}."] + _KV_SPLIT,
-    "ask": ["How much memory does each GPU need for its weights, its KV cache and the allowances, and does that "
-            "fit in the engine's share?"],
+    "ask": ["How much memory does each GPU need for its weights, its KV cache and the allowances?"],
     "formulas": ["need per GPU = weights / TP (+ replicated tensors) + sequences × KV per sequence per GPU "
                  "+ activations + runtime reserve",
                  "fits when need ≤ memory × gpu_util"],
@@ -1020,6 +1027,12 @@ def _rate_kind(label: str) -> str:
     return label.replace("dense ", "")
 
 
+def _rate(x: float, label: str) -> str:
+    """A tensor rate in TFLOPS, or in TOPS for an integer format."""
+    text = U.fmt_flops(x)
+    return text.replace("TFLOPS", "TOPS") if "INT8" in label else text
+
+
 def make_ridge_batch(rng: Rng, ctx: Ctx) -> Draft:
     for _ in range(ATTEMPTS):
         g = rng.pick(ctx.gpus)
@@ -1034,9 +1047,9 @@ def make_ridge_batch(rng: Rng, ctx: Ctx) -> Draft:
     bpp = f.bits_per_weight / 8
     answer = F.batch_to_reach_ridge(ridge, bpp)
     v = {"gpu": g.name, "fmt": f.name, "fkey": f.key, "bits": _bits(f.bits_per_weight), "bpp": _bytes_el(bpp),
-         "label": label, "kind": _rate_kind(label), "peak": U.fmt_flops(peak),
-         "sparse": U.fmt_flops(T.sparse_flops_as_dense(peak)), "bw": U.fmt_bandwidth(bw), "ridge": _num(ridge),
-         "answer": _i(answer)}
+         "label": label, "kind": _rate_kind(label), "peak": _rate(peak, label),
+         "sparse": _rate(T.sparse_flops_as_dense(peak), label), "bw": U.fmt_bandwidth(bw), "ridge": _num(ridge),
+         "op": "op" if "INT8" in label else "FLOP", "answer": _i(answer)}
     if f.key not in ("bf16", "fp8", "int8"):
         v["weight_only"] = ""
     traps = {"sparse_flops": F.batch_to_reach_ridge(F.ridge_point(T.sparse_flops_as_dense(peak), bw), bpp),
@@ -1055,15 +1068,16 @@ RIDGE_BATCH = {
                "Decode runs with weights in {fmt}, {bits} bits per weight.",
                "?weight_only:The weights are dequantized, so the matmuls run at the BF16 rate."],
     "ask": ["From what batch size on do decode's weight matmuls stop being memory-bound (reach the ridge point)?"],
-    "formulas": ["ridge point = dense peak / bandwidth (FLOP per byte)",
+    "formulas": ["ridge point = dense peak / bandwidth (operations per byte)",
                  "decode matmul intensity ≈ 2 × batch / bytes per weight",
                  "batch = ceil(ridge × bytes per weight / 2)"],
     "inputs": [["dense peak ({label})", "{peak}", "gpu"], ["memory bandwidth", "{bw}", "gpu"],
                ["bytes per weight, {fkey}", "{bpp}", "fmt"]],
-    "steps": ["ridge: {peak} / {bw} = {ridge} FLOP per byte",
+    "steps": ["ridge: {peak} / {bw} = {ridge} {op} per byte",
               "batch: ceil({ridge} × {bpp} / 2) = {answer}"],
     "results": ["batch {answer}"],
-    "notes": ["Each weight byte read does 2 FLOPs per sequence in the batch; KV reads push the real batch higher.",
+    "notes": ["Each weight does a multiply and an add per sequence in the batch; KV reads push the real batch "
+              "higher.",
               "The dense rate is half the with-sparsity figure datasheets print."],
 }
 
@@ -1258,8 +1272,8 @@ EFFECTIVE_BITS = {
 }
 
 
-def _type(key, title, question, dim, tolerance, bare, noun, templates, make) -> DrillType:
-    return DrillType(key, title, question, dim, tolerance, bare, noun, templates, make)
+def _type(key, title, question, dim, tolerance, bare, noun, templates, make, slack=0) -> DrillType:
+    return DrillType(key, title, question, dim, tolerance, bare, noun, templates, make, slack)
 
 
 #: Every drill type, in the order the drills page lists them.
@@ -1268,7 +1282,7 @@ TYPES: dict[str, DrillType] = {t.key: t for t in (
     _type("kv_token", "KV bytes per token", 75, "bytes", 0.10, 1000, "", KV_TOKEN, make_kv_token),
     _type("kv_batch", "KV cache of a batch", 75, "bytes", 0.10, 1e6, "", KV_BATCH, make_kv_batch),
     _type("max_sequences", "Most sequences that fit", 102, "count", 0.10, 0, "sequences", MAX_SEQUENCES,
-          make_max_sequences),
+          make_max_sequences, slack=1),
     _type("max_context", "Longest context that fits", 102, "count", 0.10, 0, "tokens", MAX_CONTEXT,
           make_max_context),
     _type("valid_tp", "Valid tensor-parallel degrees", 95, "list", 0.0, 0, "", VALID_TP, make_valid_tp),
@@ -1348,7 +1362,8 @@ def _catalog_slice(cat: Catalog) -> dict:
         row = export_format(f)
         row.update(group_size=f.group_size, scale_bits=f.scale_bits)
         formats.append(row)
-    return {"models": [export_model(m) for m in cat.models.values()], "gpus": gpus, "formats": formats,
+    models = [dict(export_model(m), head_dim_in_config=m.head_dim_in_config) for m in cat.models.values()]
+    return {"models": models, "gpus": gpus, "formats": formats,
             "gpu_prices": [{"key": p.key, "gpu": p.gpu, "usd_per_hour": p.usd_per_hour}
                            for p in cat.prices.gpu_hour.values()],
             "api_prices": [{"key": a.key, "name": a.name, "usd_per_m_input": a.usd_per_m_input,
@@ -1379,7 +1394,8 @@ def payload(questions: dict[int, tuple[str, str]], page_urls: dict[str, str], ca
                                + ", ".join(f"docs/{p}" for p in absent))
     return {
         "types": [{"key": t.key, "title": t.title, "question": t.question, "dim": t.dim, "tolerance": t.tolerance,
-                   "bare": t.bare, "noun": t.noun, "templates": t.templates} for t in TYPES.values()],
+                   "slack": t.slack, "bare": t.bare, "noun": t.noun, "templates": t.templates}
+                  for t in TYPES.values()],
         "traps": {k: {"name": n, "why": w} for k, (n, w) in T.TRAPS.items()},
         "catalog": _catalog_slice(cat),
         "defaults": DEFAULTS,

@@ -201,7 +201,7 @@ REFUSED = [
     ("140 furlongs", "bytes", "unit", "Unknown unit"), ("1,2345 GB", "bytes", "syntax", "cannot be read"),
     ("x" * 81, "bytes", "syntax", "longer than any answer"), ("1, 2, 32", "list", "range", "1 to 16"),
     ("one, two", "list", "syntax", "whole numbers"), ("0.35 GB", "usd", "dimension", "amount of memory"),
-    ("4.25 seconds", "bits", "dimension", "is a time"),
+    ("4.25 seconds", "bits", "dimension", "is a time"), ("14 ms/token", "rate", "dimension", "time per token"),
 ]
 
 
@@ -295,3 +295,32 @@ def test_nothing_the_parser_accepts_carries_markup(engine, items):
     got = drillkit.js_parse(engine, items)
     for (text, dim), res in zip(items, got):
         assert "error" in res and "value" not in res, (text, dim, res)
+
+
+# --- grading -------------------------------------------------------------------------------------------
+
+def _grade(engine, inst, value):
+    return engine.evaluate("([inst, v]) => MSIBDrills.grade(inst, v)", [inst, value])
+
+
+def test_grading_right_wrong_named_and_near(engine):
+    inst = next(i for i in (D.make("kv_batch", s) for s in range(500))
+                if "k_or_v_once" in i["traps"] and "gb_as_gib" in i["traps"])
+    x = inst["answer"]
+    assert _grade(engine, inst, x) == {"right": True, "off": 0, "traps": [], "near": []}
+    assert _grade(engine, inst, x * 1.09)["right"] and not _grade(engine, inst, x * 1.11)["right"]
+    half = _grade(engine, inst, inst["traps"]["k_or_v_once"] * 1.03)   # napkin-rounded, K or V once
+    assert not half["right"] and half["traps"] == ["k_or_v_once"]
+    near = _grade(engine, inst, inst["traps"]["gb_as_gib"])             # inside 10%, but it is the GiB slip
+    assert near["right"] and near["near"] == ["gb_as_gib"] and near["traps"] == []
+    far = _grade(engine, inst, x * 1000)
+    assert not far["right"] and far["traps"] == [], "a figure far from every mistake names none"
+
+
+def test_grading_lists_and_the_slack_of_small_counts(engine):
+    tp = next(i for i in (D.make("valid_tp", s) for s in range(200)) if "kv_capped_tp" in i["traps"])
+    assert _grade(engine, tp, tp["answer"])["right"]
+    assert _grade(engine, tp, tp["traps"]["kv_capped_tp"]) == {"right": False, "traps": ["kv_capped_tp"], "near": []}
+    seqs = next(i for i in (D.make("max_sequences", s) for s in range(300)) if 3 <= i["answer"] <= 8)
+    assert _grade(engine, seqs, seqs["answer"] + 1)["right"]          # one sequence off passes a small count
+    assert not _grade(engine, seqs, seqs["answer"] + 2)["right"]

@@ -87,8 +87,8 @@ TRAPS: dict[str, tuple[str, str]] = {
                          "Each token runs through its top-k experts only, so compute scales with the "
                          "active parameters."),
     "embeddings_quantized": ("embedding and lm_head counted at the format's bits",
-                             "Weight-only INT4, NF4 and FP8 tools quantize the decoder's linear layers; the "
-                             "embedding and lm_head stay in 16-bit."),
+                             "INT4, NF4, INT8 and FP8 tools quantize the decoder's linear layers; the embedding "
+                             "and lm_head stay in 16-bit."),
     "scale_forgotten": ("scale overhead forgotten",
                         "Block formats store a scale per group: the effective bits are element bits + "
                         "scale bits / group size."),
@@ -109,8 +109,8 @@ TRAPS: dict[str, tuple[str, str]] = {
     "per_sequence_rate": ("one sequence's rate instead of the batch's",
                           "The aggregate rate is the batch size times each sequence's rate."),
     "sparse_flops": ("dense FLOPS taken from a sparse figure",
-                     "Datasheets print tensor rates with 2:4 structured sparsity, twice the dense rate a "
-                     "normal matmul gets."),
+                     "Many datasheets print tensor rates with 2:4 structured sparsity, twice the dense rate an "
+                     "ordinary matmul gets."),
     "mfu_forgotten": ("MFU forgotten",
                       "Real kernels reach a fraction of peak; the time divides by peak × MFU."),
     "one_flop_per_param": ("one FLOP per parameter instead of two",

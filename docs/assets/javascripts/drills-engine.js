@@ -302,7 +302,10 @@
       v.state_i = fmtInt(m.linear_attention.state_bytes_per_layer);
     }
     if (m.mla) { v.mla = ""; v.rank = fmtInt(m.mla.kv_lora_rank); v.rope = fmtInt(m.mla.qk_rope_head_dim); }
-    else { v.gqa = ""; }
+    else {
+      v.gqa = "";
+      if (!m.head_dim_in_config) { v.hd_derived = ""; }
+    }
   }
   function kvExpr(m, kv) {
     var eb = bits_(kv.bits_per_weight / 8);
@@ -342,6 +345,7 @@
         emb_b: fmtInt(wb.embeddings), rest_b: fmtInt(wb.rest) });
     } else { v.plain = ""; }
     if (embBits !== f.bits_per_weight) { v.embrule = ""; }
+    if (!b.lm_head) { v.tied = ""; }
     if (fe !== null) {
       refs.efmt = fe.key;
       Object.assign(v, { experts: fmtInt(b.routed_experts), fename: fe.name, fekey: fe.key,
@@ -608,6 +612,7 @@
     return (2 * p[0] * context + p[3]) / (s.prefill_peak * n * mfu);
   }
   function rateKind(label) { return label.replace("dense ", ""); }
+  function rateText(x, label) { var t = fmtFlops(x); return label.indexOf("INT8") >= 0 ? t.replace("TFLOPS", "TOPS") : t; }
   function makePrefill(rng) {
     var tol = TYPES.prefill.tolerance;
     var d = drawDeployment(rng, S.prefill_contexts, [1], function (n, s, dr) {
@@ -642,8 +647,8 @@
     var peak = pk[0], label = pk[1], bw = g.memory_bandwidth_bytes_per_s, ridge = peak / bw, bpp = f.bits_per_weight / 8;
     var answer = batchToRidge(ridge, bpp);
     var v = { gpu: g.name, fmt: f.name, fkey: f.key, bits: bits_(f.bits_per_weight), bpp: bits_(bpp), label: label,
-      kind: rateKind(label), peak: fmtFlops(peak), sparse: fmtFlops(T.sparse(peak)), bw: fmtBandwidth(bw), ridge: n_(ridge),
-      answer: fmtInt(answer) };
+      kind: rateKind(label), peak: rateText(peak, label), sparse: rateText(T.sparse(peak), label), bw: fmtBandwidth(bw),
+      ridge: n_(ridge), op: label.indexOf("INT8") >= 0 ? "op" : "FLOP", answer: fmtInt(answer) };
     if (["bf16", "fp8", "int8"].indexOf(f.key) < 0) { v.weight_only = ""; }
     var traps = [["sparse_flops", batchToRidge(T.sparse(peak) / bw, bpp)], ["bits_as_bytes", batchToRidge(ridge, bpp * 8)]];
     if (bpp !== 2) { traps.push(["ridge_as_batch", batchToRidge(ridge, 2)]); }
@@ -839,6 +844,11 @@
     if (!currency && /^(?:\$|usd|dollars?)\b/.test(word)) { currency = true; word = word.replace(/^(?:\$|usd|dollars?)\s*/, ""); }
     if (currency || dim === "usd") { return parseUsd(value, word, currency, dim, rest || "$"); }
     if (!word) { return { bare: true, value: value }; }
+    if (/^(?:s|sec|ms|µs|μs|us)\s*(?:\/|per)\s*(?:tok|tokens?)$/.test(word) && dim !== "time") {
+      return { error: "“" + rest.slice(0, 30) + "” is a time per token; " + (dim === "rate" ?
+        "give the rate in tokens per second (1,000 / milliseconds per token)." : "this answer is " + DIM_NAMES[dim] + "."),
+        kind: "dimension" };
+    }
     var found = dimUnit(word, dim);
     if (found) { return found.dim === dim ? { value: value * found.factor, unit: rest } : wrongDim(found.dim, dim, rest); }
     // a multiplier (k, M, billion) before a rate or count unit, or alone
@@ -910,7 +920,7 @@
     }
     var rel = function (a, b) { return b === 0 ? (a === 0 ? 0 : Infinity) : Math.abs(a - b) / Math.abs(b); };
     var off = rel(value, x), tol = dt.tolerance, band = Math.max(tol, 0.05);
-    var right = off <= tol + 1e-12;
+    var right = off <= tol + 1e-12 || Math.abs(value - x) <= (dt.slack || 0);
     var scored = keys.map(function (k) { return [k, rel(value, inst.traps[k])]; })
       .filter(function (p) { return p[1] < off && p[1] <= (right ? tol / 4 : band); })
       .sort(function (a, b) { return a[1] - b[1]; });

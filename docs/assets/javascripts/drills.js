@@ -31,7 +31,13 @@
     });
     return n;
   }
-  function pct(x) { return (x * 100 < 10 ? (x * 100).toFixed(1) : String(Math.round(x * 100))) + "%"; }
+  function pct(x) {  // 10%, 1%, 2.5%, 0.1%: whole percents without decimals
+    var p = x * 100;
+    return (p >= 10 || Math.abs(p - Math.round(p)) < 1e-9 ? String(Math.round(p)) : p.toFixed(1)) + "%";
+  }
+  function within(dt) {  // the stated tolerance: "10%", "10% or 1 sequence"
+    return pct(dt.tolerance) + (dt.slack ? " or " + dt.slack + " " + (dt.slack === 1 ? dt.noun.replace(/s$/, "") : dt.noun) : "");
+  }
   function randomSeed() {
     if (window.crypto && window.crypto.getRandomValues) { return window.crypto.getRandomValues(new Uint32Array(1))[0]; }
     return Math.floor(Math.random() * 4294967296);
@@ -175,7 +181,7 @@
       table.appendChild(el("thead", {}, [el("tr", {}, ["Drill", "Passes within", "Your review"].map(function (h) { return el("th", { scope: "col", text: h }); }))]));
       var body = el("tbody");
       D.types().forEach(function (t) {
-        body.appendChild(el("tr", {}, [el("td", { text: t.title }), el("td", { text: t.dim === "list" ? "exact" : pct(t.tolerance) }),
+        body.appendChild(el("tr", {}, [el("td", { text: t.title }), el("td", { text: t.dim === "list" ? "exact" : within(t) }),
           el("td", { text: stateOf(t.key) })]));
       });
       table.appendChild(body);
@@ -211,7 +217,7 @@
         say("");
         var inst = insts[i], dt = D.type(inst.type);
         clear(view);
-        var tolText = dt.dim === "list" ? "the exact list passes" : "within " + pct(dt.tolerance) + " passes";
+        var tolText = dt.dim === "list" ? "the exact list passes" : "within " + within(dt) + " passes";
         view.appendChild(el("p", { "class": "msib-note", id: "msib-drill-count-line", text: "Drill " + (i + 1) + " of " + insts.length + " · " + tolText }));
         var heading = el("h2", { tabindex: "-1", id: "msib-drill-title", text: dt.title });
         view.appendChild(heading);
@@ -219,7 +225,7 @@
         view.appendChild(el("p", { id: "msib-drill-ask" }, [el("strong", { text: inst.ask })]));
         var form = el("form", { "class": "msib-drill-form", id: "msib-drill-form", novalidate: "" });
         var input = el("input", { id: "msib-drill-answer", type: "text", autocomplete: "off", spellcheck: "false", autocapitalize: "off",
-          maxlength: "80", "aria-describedby": "msib-drill-hint msib-drill-feedback" });
+          maxlength: "80", "aria-describedby": "msib-drill-hint msib-drill-fix" });
         form.appendChild(el("p", {}, [el("label", { "for": "msib-drill-answer", text: "Your answer" })]));
         form.appendChild(el("p", {}, [input]));
         form.appendChild(el("p", { "class": "msib-note", id: "msib-drill-hint", text: hintText(dt) }));
@@ -315,7 +321,7 @@
         box.appendChild(el("p", { id: "msib-drill-read", text: line + "." }));
       }
       box.appendChild(el("p", { id: "msib-drill-exact", text: "The answer: " + inst.answer_text + (dt.dim === "list" ? "." :
-        " (exact; within " + pct(dt.tolerance) + " passes).") }));
+        " (exact; within " + within(dt) + " passes).") }));
       var named = g.traps.length ? g.traps : g.near;
       if (named.length) {
         var t = DATA.traps[named[0]], others = named.slice(1).map(function (k) { return DATA.traps[k].name; });
