@@ -1,4 +1,4 @@
-"""The napkin-math drills' Python reference (sitebuild/drills.py): every type draws a complete problem
+"""The napkin-math drills' Python reference (sitebuild/drills/): every type draws a complete problem
 from any seed, the answer key is the engine's, every named mistake moves the answer, the draws cover
 the attention designs they must, the napkin method the prompt supports lands within the tolerance, and
 the data script fails the build, naming what is missing, when a linked page is not in the site."""

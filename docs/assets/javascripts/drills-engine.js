@@ -1,4 +1,4 @@
-/* The napkin-math drills' engine: a line-by-line port of sitebuild/drills.py (the drill types, their
+/* The napkin-math drills' engine: a line-by-line port of sitebuild/drills/ (the drill types, their
    draws and texts) and macros/formulas/traps.py (the named mistakes), on top of the calculator's engine
    (calc-engine.js, MSIBCalcEngine), whose functions give the answers wherever the Python side uses the
    calculator's sheet or the sizing formulas. tests/test_drills_parity.py draws hundreds of seeds of every
@@ -281,7 +281,7 @@
   };
   function range1(n) { var out = []; for (var t = 1; t <= n; t++) { out.push(t); } return out; }
 
-  // ------------------------------------------------------------------ drill types (sitebuild/drills.py)
+  // ------------------------------------------------------------------ drill types (sitebuild/drills/)
   function draft(refs, v, answer, traps, extra) {
     var d = { refs: refs, values: v, answer: answer, traps: traps, question: null, napkin: null };
     Object.keys(extra || {}).forEach(function (k) { d[k] = extra[k]; });

@@ -151,7 +151,7 @@
       if (!keep) { say(""); }
       clear(view);
       var form = el("form", { "class": "msib-setup msib-drill-setup", "aria-labelledby": "msib-drill-setup-h" });
-      form.appendChild(el(opts.embedded ? "h2" : "h2", { id: "msib-drill-setup-h", text: opts.embedded ? "Napkin-math drills" : "Start a set" }));
+      form.appendChild(el("h2", { id: "msib-drill-setup-h", text: opts.embedded ? "Napkin-math drills" : "Start a set" }));
       form.appendChild(el("p", { "class": "msib-note", text: "Type a number with its unit, the way you would say it: 140 GB, 130.4 GiB, 1.4e11, 2,300 tok/s, 350 ms. Each drill says how close an answer must be." }));
       var sel = el("select", { id: "msib-drill-type" });
       typeOptions().forEach(function (o) { sel.appendChild(el("option", { value: o[0], text: o[1] })); });
