@@ -16,6 +16,8 @@ from mkdocs.structure.files import File
 
 from sitebuild import deck, lcbundle, searchindex
 from sitebuild.calculator import CALCULATOR_PAGE, DATA_SCRIPT, CalculatorExportError, calculator_script
+from sitebuild.drills import DATA_SCRIPT as DRILLS_SCRIPT
+from sitebuild.drills import DRILLS_PAGE, REF_PAGES, DrillExportError, drills_script
 from sitebuild.contract import SOURCES_HEADING, collapse_mistakes, insert_key_points, split_sources
 from sitebuild.nav import build_nav
 from sitebuild.practice import page_extract, practice_scripts
@@ -163,6 +165,10 @@ def on_post_build(config):
         out = Path(config.site_dir) / DATA_SCRIPT
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(_state["calculator"], encoding="utf-8")
+    if files.get_file_from_path(DRILLS_PAGE) is not None:
+        out = Path(config.site_dir) / DRILLS_SCRIPT
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(_state["drills"], encoding="utf-8")
     for q in site.questions.values():
         target = files.get_file_from_path(q.src).url
         for rel, html in short_link_pages(q.id, target, config.site_url, q.title, q.description).items():
@@ -197,6 +203,14 @@ def on_env(env, config, files):
     # Every page has been converted by now and none has been written: fail before a half-built site exists.
     if _state["problems"]:
         raise PluginError("page contract violated:\n  " + "\n  ".join(_state["problems"]))
+    if files.get_file_from_path(DRILLS_PAGE) is not None:
+        site = _state["site"]
+        questions = {q.id: (files.get_file_from_path(q.src).url, q.title) for q in site.questions.values()}
+        pages = {src: f.url for src in REF_PAGES.values() if (f := files.get_file_from_path(src)) is not None}
+        try:
+            _state["drills"] = drills_script(questions, pages)
+        except DrillExportError as exc:
+            raise PluginError(str(exc)) from None
     return env
 
 

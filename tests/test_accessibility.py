@@ -37,6 +37,7 @@ CANDIDATES = [
     ("section-index", _first_section_index()),
     ("contributing", "contributing/index.md"),
     ("practice", "practice.md"),
+    ("drills", "drills.md"),
     ("calculator", "calculator.md"),
     ("what-fits", "reference/what-fits.md"),
     ("knowledge-map", "guide/knowledge-map.md"),

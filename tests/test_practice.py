@@ -295,7 +295,7 @@ def test_corrupt_storage_shows_a_message_and_a_reset(where, ctx, registry):
     assert "cannot be read: it is not valid JSON" in alert.inner_text()
     assert pg.locator(".msib-practice script").count() == 0
     pg.click("text=Reset progress")
-    assert stored(pg) == {"format": "msib-progress", "version": 2, "questions": {}, "ticked": []}
+    assert stored(pg) == {"format": "msib-progress", "version": 3, "questions": {}, "ticked": [], "drills": {}}
     assert pg.locator(".msib-alert").count() == 0
     assert not pg.errors
 
@@ -314,7 +314,7 @@ def test_older_format_is_migrated_not_discarded(ctx, served_site, registry):
     other = pg.locator("li.task-list-item", has=pg.locator("input:not(:checked)")).first
     other.locator("input").check(force=True)
     new = stored(pg)
-    assert new["version"] == 2 and set(ids) <= set(new["ticked"]) and len(new["ticked"]) == 3
+    assert new["version"] == 3 and set(ids) <= set(new["ticked"]) and len(new["ticked"]) == 3 and new["drills"] == {}
 
 
 def test_keyboard_only_mock_interview(ctx, served_site, registry):

@@ -98,6 +98,19 @@ def _kv_per_layer_expr(m: Model, kv: Format) -> str:
     return f"2 × {m.num_key_value_heads} × {m.head_dim} × {eb}"
 
 
+def kv_sequence_expr(m: Model, ctx: int, per_layer: float) -> str:
+    """The substitution of one sequence's KV bytes on a model with window-capped or constant-state layers:
+    ``per_layer × (full × ctx + sliding × min(ctx, window)) + linear × state``."""
+    full, sliding, linear = F.kv_layer_counts(m)
+    parts = [f"{full} × {_i(ctx)}"]
+    if sliding:
+        parts.append(f"{sliding} × {_i(min(ctx, m.sliding_window.size))}")
+    expr = f"{_i(per_layer)} × ({' + '.join(parts)})"
+    if linear:
+        expr += f" + {linear} × {_i(m.linear_attention.state_bytes_per_layer)}"
+    return expr
+
+
 @macro("block", example='kv_per_token("llama-3.1-70b", kv_dtype="bf16")')
 def kv_per_token(model: Model, kv_dtype: Format = "bf16") -> str:
     """Worked example: KV-cache bytes each token adds (MHA/GQA/MQA or MLA; windows and linear layers noted).
@@ -153,13 +166,7 @@ def kv_cache(model: Model, batch: int = 1, context: int = 8192, kv_dtype: Format
     ex.input("context", f"{_i(ctx)} tokens", GIVEN)
     ex.step(f"per layer per token: {_kv_per_layer_expr(m, kv)} = {_i(per_layer)} bytes")
     if sliding or linear:
-        parts = [f"{full} × {_i(ctx)}"]
-        if sliding:
-            parts.append(f"{sliding} × {_i(min(ctx, m.sliding_window.size))}")
-        expr = f"{_i(per_layer)} × ({' + '.join(parts)})"
-        if linear:
-            expr += f" + {linear} × {_i(m.linear_attention.state_bytes_per_layer)}"
-        ex.step(f"per sequence: {expr} = {_i(per_seq)} bytes")
+        ex.step(f"per sequence: {kv_sequence_expr(m, ctx, per_layer)} = {_i(per_seq)} bytes")
     else:
         ex.step(f"per token: {_i(per_layer)} × {full} layers = {_i(per_layer * full)} bytes; "
                 f"per sequence: × {_i(ctx)} = {_i(per_seq)} bytes")

@@ -263,7 +263,7 @@ def bench_lighthouse(tmp: Path) -> None:
             picked = [qs[0], max(qs, key=lambda q: sizes[q.src]), max(qs, key=answer_tables)]
             for q in dict.fromkeys(picked):
                 targets.append((f"Q{q.id}", q.src[:-3] + "/"))
-        for label, src in (("practice", "practice.md"), ("calculator", "calculator.md"),
+        for label, src in (("practice", "practice.md"), ("drills", "drills.md"), ("calculator", "calculator.md"),
                            ("what-fits", "reference/what-fits.md"), ("models", "reference/models.md"),
                            ("knowledge-map", "guide/knowledge-map.md")):
             if (ROOT / "docs" / src).exists():
@@ -300,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-prune-compare", action="store_true",
                     help="with --scaling, skip the builds with navigation.prune switched off")
     ap.add_argument("--lighthouse", action="store_true",
-                    help="Lighthouse on home, three question pages, practice, calculator and the long "
+                    help="Lighthouse on home, three question pages, practice, drills, calculator and the long "
                          "reference pages")
     ap.add_argument("--no-network", action="store_true", help="strict builds with the network disabled")
     ap.add_argument("--breakdown", action="store_true", help="time each plugin/hook event, template and macro")

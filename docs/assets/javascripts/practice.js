@@ -90,7 +90,8 @@
     }
     var ids = Object.keys(state.questions);
     var due = gradable.filter(function (q) { return P.isDue(state, q.id); }).length;
-    box.appendChild(el("p", { id: "msib-progress-summary", text: ids.length + " questions practised, " + due + " due for review today, " + state.ticked.length + " ticked on the checklists." }));
+    var drills = Object.keys(state.drills), drillsDue = drills.filter(function (k) { return P.isDrillDue(state, k); }).length;
+    box.appendChild(el("p", { id: "msib-progress-summary", text: ids.length + " questions practised, " + due + " due for review today, " + state.ticked.length + " ticked on the checklists; " + drills.length + " drill types drilled, " + drillsDue + " due." }));
     var file = el("input", { type: "file", accept: "application/json,.json", id: "msib-import-file", "class": "msib-sr-only", tabindex: "-1", "aria-hidden": "true" });
     file.addEventListener("change", function () {
       var f = file.files && file.files[0];
@@ -100,7 +101,7 @@
         try {
           var imported = P.parseImport(String(reader.result));
           if (!P.save(imported)) throw new Error("the saved progress is damaged; reset it first");
-          say("Imported " + Object.keys(imported.questions).length + " questions and " + imported.ticked.length + " ticks from " + f.name + ".");
+          say("Imported " + Object.keys(imported.questions).length + " questions, " + Object.keys(imported.drills).length + " drill types and " + imported.ticked.length + " ticks from " + f.name + ".");
           showSetup(true);
         } catch (e) {
           say("Import refused: " + e.message + ". Your progress is unchanged.");
@@ -172,8 +173,56 @@
       el("button", { type: "button", "class": "md-button", id: "msib-due", text: "Review due today", onclick: startDue })]));
     form.addEventListener("submit", function (e) { e.preventDefault(); start(); });
     view.appendChild(form);
+    view.appendChild(drillPanel());
     view.appendChild(progressPanel());
     refresh();
+  }
+
+  /* --- drill mode: the napkin-math drills (drills.js), loaded when first asked for ------------------ */
+  var drillsReady = null;
+  function loadDrills() {
+    if (!drillsReady) {
+      drillsReady = ["drills-data.js", "calc-engine.js", "drills-engine.js", "drills.js"].reduce(function (done, name) {
+        return done.then(function () {
+          return new Promise(function (resolve, reject) {
+            var s = el("script", { src: base + "assets/javascripts/" + name });
+            s.onload = resolve;
+            s.onerror = function () { reject(new Error("the drills could not be loaded")); };
+            document.head.appendChild(s);
+          });
+        });
+      }, Promise.resolve());
+      drillsReady.catch(function () { drillsReady = null; });
+    }
+    return drillsReady;
+  }
+  function drillPanel() {
+    var box = el("section", { "class": "msib-drill-panel", "aria-labelledby": "msib-drill-panel-h" });
+    box.appendChild(el("h2", { id: "msib-drill-panel-h", text: "Napkin-math drills" }));
+    box.appendChild(el("p", { text: "Work out a number (KV cache, fit, decode or prefill bound, cost), type it with its unit, and check it against the site's engine; a wrong answer that matches a known mistake is named." }));
+    box.appendChild(el("p", {}, [
+      el("button", { type: "button", "class": "md-button md-button--primary", id: "msib-drills-open", text: "Open drill mode", onclick: function () { startDrills(false); } }), " ",
+      el("button", { type: "button", "class": "md-button", id: "msib-drills-daily", text: "Today's drills", onclick: function () { startDrills(true); } })]));
+    return box;
+  }
+  function startDrills(daily) {
+    say("Loading the drills…");
+    loadDrills().then(function () {
+      say("");
+      stopTimer();
+      clear(view);
+      var holder = el("div", { id: "msib-drill-mode", "class": "msib-drills" });
+      view.appendChild(holder);
+      view.appendChild(el("p", {}, [el("button", { type: "button", "class": "md-button", id: "msib-drills-close", text: "Back to the set-up", onclick: function () { showSetup(); } })]));
+      var ui = window.MSIB.drills.mount(holder, { base: base, embedded: true });
+      if (daily) {
+        ui.daily(P.today());
+      } else {
+        var heading = holder.querySelector("h2");
+        heading.setAttribute("tabindex", "-1");
+        heading.focus();
+      }
+    }, function (e) { say(e.message + "."); });
   }
   function start(count) {
     var n, minutes;
@@ -341,6 +390,7 @@
   }
 
   showSetup();
+  if (location.hash === "#drills") startDrills(false);
   if (params.q !== undefined) {
     if (byId[params.q] && byId[params.q].points.length) run([byId[params.q]], 3);
     else say("Question " + params.q + " cannot be practised here yet.");

@@ -2,17 +2,19 @@
  * (at the end of this file) the address "copy link" hands out on builds without a public address,
  * the end of start-up for closed blocks, and printing.
  *
- * One store for the whole site: spaced-review state per question (Leitner boxes) and the ticks of the
- * knowledge map and study plan. Anything read from storage or from an imported file is data: it is
- * validated field by field and only ever shown through textContent, never parsed as markup.
- * Format history: version 1 held only the checklist ticks ({format, version: 1, ticked: [...]});
- * version 2 adds per-question review state. Older versions are migrated on load and on import.
+ * One store for the whole site: spaced-review state per question and per drill type (Leitner boxes)
+ * and the ticks of the knowledge map and study plan. Anything read from storage or from an imported
+ * file is data: it is validated field by field and only ever shown through textContent, never parsed
+ * as markup. Format history: version 1 held only the checklist ticks ({format, version: 1, ticked:
+ * [...]}); version 2 adds per-question review state; version 3 adds per-drill-type review state
+ * (drills: {type: {box, due, reviews: [{date, right, seed, trap}]}}). Older versions are migrated on
+ * load and on import.
  */
 (function () {
   "use strict";
   var KEY = "msib.progress";
   var FORMAT = "msib-progress";
-  var VERSION = 2;
+  var VERSION = 3;
   var BOXES = 5;
   var INTERVAL_DAYS = [1, 2, 4, 7, 14];     // days until the next review, by box 1..5
   var PASS_SHARE = 0.8;                     // share of key points covered that promotes a question
@@ -37,9 +39,33 @@
     return d.getFullYear() === p[0] && d.getMonth() === p[1] - 1 && d.getDate() === p[2];
   }
   function isInt(v, lo, hi) { return typeof v === "number" && Number.isInteger(v) && v >= lo && v <= hi; }
-  function empty() { return { format: FORMAT, version: VERSION, questions: {}, ticked: [] }; }
+  function empty() { return { format: FORMAT, version: VERSION, questions: {}, ticked: [], drills: {} }; }
 
-  /* Validate a parsed progress object of any supported version; return a clean version-2 copy or
+  /* A map of Leitner entries ({box, due, reviews}) stored under `field`, keyed by ids that match `idRe`
+   * (a `what` id: "question 77", "drill kv_token"); `review(r, where)` checks one review's own fields
+   * and returns its clean copy. Throws an Error naming the entry and the field that is wrong. */
+  function leitner(map, field, idRe, what, review) {
+    if (map === null || typeof map !== "object" || Array.isArray(map)) throw new Error("\"" + field + "\" must be an object keyed by " + what + (what === "drill" ? " type" : " id"));
+    var out = {};
+    Object.keys(map).forEach(function (id) {
+      var e = map[id], where = what + " " + id + ": ";
+      if (!idRe.test(id)) throw new Error("\"" + id.slice(0, 20) + "\" is not a " + what + (what === "drill" ? " type" : " id"));
+      if (e === null || typeof e !== "object" || Array.isArray(e)) throw new Error(where + "entry must be an object");
+      if (!isInt(e.box, 1, BOXES)) throw new Error(where + "box must be a whole number from 1 to " + BOXES);
+      if (!isDate(e.due)) throw new Error(where + "due must be a date (YYYY-MM-DD)");
+      if (!Array.isArray(e.reviews) || e.reviews.length > 1000) throw new Error(where + "reviews must be a list");
+      var reviews = e.reviews.map(function (r, i) {
+        var w = where + "review " + (i + 1) + ": ";
+        if (r === null || typeof r !== "object") throw new Error(w + "must be an object");
+        if (!isDate(r.date)) throw new Error(w + "date must be a date (YYYY-MM-DD)");
+        return review(r, w);
+      });
+      out[id] = { box: e.box, due: e.due, reviews: reviews.slice(-MAX_REVIEWS) };
+    });
+    return out;
+  }
+
+  /* Validate a parsed progress object of any supported version; return a clean version-3 copy or
    * throw an Error whose message says what is wrong (shown to the user as text). */
   function normalise(raw) {
     if (raw === null || typeof raw !== "object" || Array.isArray(raw)) throw new Error("it is not a progress file (expected a JSON object)");
@@ -52,24 +78,17 @@
       throw new Error("\"ticked\" must be a list of question ids");
     out.ticked = Array.from(new Set(ticked)).sort(function (a, b) { return a - b; });
     if (raw.version === 1) return out;   // version 1 held ticks only
-    var qs = raw.questions;
-    if (qs === null || typeof qs !== "object" || Array.isArray(qs)) throw new Error("\"questions\" must be an object keyed by question id");
-    Object.keys(qs).forEach(function (id) {
-      var e = qs[id], where = "question " + id + ": ";
-      if (!/^[1-9]\d{0,4}$/.test(id)) throw new Error("\"" + id.slice(0, 20) + "\" is not a question id");
-      if (e === null || typeof e !== "object" || Array.isArray(e)) throw new Error(where + "entry must be an object");
-      if (!isInt(e.box, 1, BOXES)) throw new Error(where + "box must be a whole number from 1 to " + BOXES);
-      if (!isDate(e.due)) throw new Error(where + "due must be a date (YYYY-MM-DD)");
-      if (!Array.isArray(e.reviews) || e.reviews.length > 1000) throw new Error(where + "reviews must be a list");
-      var reviews = e.reviews.map(function (r, i) {
-        var w = where + "review " + (i + 1) + ": ";
-        if (r === null || typeof r !== "object") throw new Error(w + "must be an object");
-        if (!isDate(r.date)) throw new Error(w + "date must be a date (YYYY-MM-DD)");
-        if (!isInt(r.total, 1, 50) || !isInt(r.covered, 0, r.total)) throw new Error(w + "covered and total must be whole numbers, covered <= total");
-        if (!isInt(r.seconds, 0, 86400)) throw new Error(w + "seconds must be a whole number from 0 to 86400");
-        return { date: r.date, covered: r.covered, total: r.total, seconds: r.seconds };
-      });
-      out.questions[id] = { box: e.box, due: e.due, reviews: reviews.slice(-MAX_REVIEWS) };
+    out.questions = leitner(raw.questions, "questions", /^[1-9]\d{0,4}$/, "question", function (r, w) {
+      if (!isInt(r.total, 1, 50) || !isInt(r.covered, 0, r.total)) throw new Error(w + "covered and total must be whole numbers, covered <= total");
+      if (!isInt(r.seconds, 0, 86400)) throw new Error(w + "seconds must be a whole number from 0 to 86400");
+      return { date: r.date, covered: r.covered, total: r.total, seconds: r.seconds };
+    });
+    if (raw.version === 2) return out;   // version 2 had no drills
+    out.drills = leitner(raw.drills, "drills", /^[a-z][a-z0-9_]{0,31}$/, "drill", function (r, w) {
+      if (typeof r.right !== "boolean") throw new Error(w + "right must be true or false");
+      if (!isInt(r.seed, 0, 4294967295)) throw new Error(w + "seed must be a whole number from 0 to 4294967295");
+      if (r.trap !== null && !(typeof r.trap === "string" && /^[a-z][a-z0-9_]{0,39}$/.test(r.trap))) throw new Error(w + "trap must be a mistake's name or null");
+      return { date: r.date, right: r.right, seed: r.seed, trap: r.trap };
     });
     return out;
   }
@@ -84,7 +103,7 @@
     try { window.localStorage.setItem(KEY, text); } catch (e) { status.storage = false; memory = text; }
   }
 
-  /* The stored progress, always a valid version-2 object. Damaged data is left in place (so it can be
+  /* The stored progress, always a valid version-3 object. Damaged data is left in place (so it can be
    * downloaded) and reported through status.corrupt; the site then works from empty progress. */
   function load() {
     var text = readRaw();
@@ -119,6 +138,28 @@
     e.reviews = e.reviews.slice(-MAX_REVIEWS);
     return e;
   }
+  /* Grade one drill: right moves its type up one box, wrong (or the solution shown) back to box 1. */
+  function gradeDrill(state, key, right, seed, trap, now) {
+    var day = today(now);
+    var e = state.drills[key];
+    var box = right ? Math.min((e ? e.box : 1) + 1, BOXES) : 1;
+    if (!e) e = state.drills[key] = { box: 1, due: day, reviews: [] };
+    e.box = box;
+    e.due = addDays(day, INTERVAL_DAYS[box - 1]);
+    e.reviews.push({ date: day, right: !!right, seed: seed >>> 0, trap: trap || null });
+    e.reviews = e.reviews.slice(-MAX_REVIEWS);
+    return e;
+  }
+  function isDrillDue(state, key, now) {
+    var e = state.drills[key];
+    return !!e && e.due <= today(now);
+  }
+  function describeDrill(state, key, now) {
+    var e = state.drills[key];
+    if (!e) return "not drilled yet";
+    if (e.due <= today(now)) return "due today";
+    return "next " + e.due + " (box " + e.box + " of " + BOXES + ")";
+  }
   function isDue(state, id, now) {
     var e = state.questions[String(id)];
     return !!e && e.due <= today(now);
@@ -141,6 +182,7 @@
   window.MSIB.progress = {
     KEY: KEY, VERSION: VERSION, BOXES: BOXES, INTERVAL_DAYS: INTERVAL_DAYS, PASS_SHARE: PASS_SHARE,
     load: load, save: save, reset: reset, grade: grade, isDue: isDue, describe: describe,
+    gradeDrill: gradeDrill, isDrillDue: isDrillDue, describeDrill: describeDrill,
     exportText: exportText, parseImport: parseImport, today: today, status: status
   };
 
