@@ -190,6 +190,33 @@ def _names_older(unit_text: str, engine: str, ref: str) -> bool:
     return False
 
 
+_RELEASE_BY_NAME: dict[str, str] = {}
+_LINK = re.compile(r"\[[^\]]*\]\([^)]*\)")
+
+
+def _sources_line(markdown: str) -> int:
+    """The (1-based) line of the '## Sources' heading, or past the end."""
+    for n, line in enumerate(markdown.split("\n"), 1):
+        if line.strip().startswith("## Sources"):
+            return n
+    return markdown.count("\n") + 2
+
+
+@functools.lru_cache(maxsize=1)
+def _typed_reference_versions() -> re.Pattern:
+    """'vLLM 0.33.0', 'vLLM 0.33', 'SGLang 0.5.23', 'Kubernetes 1.37' ...: a reference release typed in
+    prose (its major.minor too), which pages write through the release() macro instead."""
+    from macros.facts import releases
+    alts = []
+    for key, rel in releases().items():
+        _RELEASE_BY_NAME[rel.name.lower()] = key
+        parts = rel.version.split(".")
+        versions = {rel.version} | ({".".join(parts[:2])} if len(parts) > 2 else set())
+        vs = "|".join(re.escape(v) for v in sorted(versions, key=len, reverse=True))
+        alts.append(rf"({re.escape(rel.name)})\s+v?(?:{vs})(?![\w.]*\d)")
+    return re.compile("|".join(f"(?:{a})" for a in alts))
+
+
 def _strip_code(text: str) -> str:
     """Prose without code spans (a version inside `--flag=0.5` is not a release)."""
     return _CODE_SPAN.sub(" ", text)
@@ -209,7 +236,15 @@ def check(markdown: str, fact_table: dict | None = None, history: bool = True) -
             seen.add((line, name))
             found.append(Finding(line, name, message))
 
+    typed = _typed_reference_versions()
+    sources_at = _sources_line(markdown)
     for unit in _units(markdown):
+        # a link's text names the version its address pins, and Sources cite pinned documents: both stay
+        if not unit.code and unit.line < sources_at:
+            for m in typed.finditer(_LINK.sub(" ", _strip_code(unit.text))):
+                key = _RELEASE_BY_NAME[next(g for g in m.groups() if g).lower()]
+                report(unit.line, m.group(0), f"the reference release is typed; write {{{{ release(\"{key}\") }}}} "
+                                              f"(or {{{{ version(\"{key}\") }}}}) so a re-pin changes it in one place")
         for code in _code_parts(unit):
             for name in _ENV.findall(code):
                 engine = "vllm" if name.startswith("VLLM_") else "sglang"

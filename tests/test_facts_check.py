@@ -44,7 +44,7 @@ def test_a_sentence_that_names_an_older_release_is_history():
     assert names("vLLM 0.11 still had `--swap-space`; it was removed later.\n") == []
     assert names("In vLLM, `--swap-space` was removed in 0.12.\n") == []
     assert names("Until 0.12 vLLM took `--swap-space`.\n") == []
-    assert names("vLLM 0.33.0 has no `--swap-space`.\n") == ["--swap-space"]     # the reference is not history
+    assert names("vLLM 0.33.0 has no `--swap-space`.\n") == ["--swap-space", "vLLM 0.33.0"]  # not history
     assert names("In vLLM raise `--gpu-memory-utilisation` to 0.95.\n") == ["--gpu-memory-utilisation"]
 
 
@@ -88,6 +88,15 @@ def test_macro_calls_and_comments_are_not_scanned():
     text = ('vLLM: {{ flag("vllm", "--gpu-memory-utilization") }}. '
             "<!-- `--old-flag` in vLLM, kept for the record -->\n")
     assert names(text) == []
+
+
+def test_a_typed_reference_release_is_reported_but_history_links_and_sources_are_not():
+    (f,) = check("vLLM 0.33 caches the latent.\n")
+    assert f.name == "vLLM 0.33" and '{{ release("vllm") }}' in f.message
+    assert names("On Kubernetes 1.37 the field is GA.\n") == ["Kubernetes 1.37"]
+    assert names("Until vLLM 0.11 it did; SGLang 0.5.3 too.\n") == []
+    assert names("See [vLLM 0.33.0 source](https://github.com/vllm-project/vllm/tree/v0.33.0).\n") == []
+    assert names("Text.\n\n## Sources\n\n- vLLM 0.33.0 release notes, <https://example.org/n>.\n") == []
 
 
 def test_line_numbers_point_at_the_sentence():
