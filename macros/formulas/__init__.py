@@ -31,6 +31,7 @@ Modules by topic:
 - :mod:`.disagg`    fleet scale: M/D/1 prefill pool, Little's-law decode pool, pools from measured throughput
 - :mod:`.wideep`    wide expert parallelism: expert layout with redundant copies, dispatch bytes, EPLB packing
 - :mod:`.kvtier`    KV tiers below the GPU: reload vs recompute, tier capacity and retention, break-even hit rate
+- :mod:`.rl_serving` RL post-training: weight-sync time per link, rollout-batch occupancy, measured slowdowns
 
 Every function documents its formula, units and assumptions, and raises ValueError on negative or
 nonsensical input. Nothing here formats numbers or imports MkDocs.
@@ -71,3 +72,4 @@ from .wideep import *  # noqa: F401,F403
 from .kvtier import *  # noqa: F401,F403
 from .benchread import *  # noqa: F401,F403
 from .guardrails import *  # noqa: F401,F403
+from .rl_serving import *  # noqa: F401,F403
