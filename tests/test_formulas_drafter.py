@@ -83,3 +83,9 @@ def test_drafter_payback_mtp_subtracts_shared_embedding_and_head():
 def test_drafter_payback_rejects_a_drafter_smaller_than_what_it_shares():
     with pytest.raises(Exception, match="shared"):
         REGISTRY["drafter_payback"].fn("deepseek-v3", "h200-sxm", n_gpus=8, fmt="fp8", drafter_params=1e9)
+
+
+def test_engine_draft_acceptance_is_accepted_over_drafted():
+    # mean length 2.8 at 3 drafts: 1.8 accepted of 3 drafted = 60 %.
+    assert REGISTRY["engine_draft_acceptance"].fn(2.8, 3) == "60.0 %"
+    assert REGISTRY["rate_from_mean_length"].fn(1.75, 2) == "0.500"

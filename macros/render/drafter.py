@@ -131,5 +131,14 @@ def breakeven_rate(draft_length: int, draft_cost: float, verify_cost: float = 1.
 
 @macro("inline", example='rate_from_mean_length(2.8, 3)')
 def rate_from_mean_length(mean_acceptance_length: float, draft_length: int) -> str:
-    """The i.i.d. per-token acceptance rate behind a measured mean acceptance length, e.g. '0.75'."""
+    """The i.i.d. per-token acceptance rate behind a measured mean acceptance length, e.g. '0.765'."""
     return _n(F.mean_acceptance_to_rate(mean_acceptance_length, draft_length))
+
+
+@macro("inline", example='engine_draft_acceptance(2.8, 3)')
+def engine_draft_acceptance(mean_acceptance_length: float, draft_length: int) -> str:
+    """What vLLM's 'draft acceptance rate' (accepted / drafted tokens) reads for a mean acceptance length,
+    ``(E − 1) / γ`` as a percentage, e.g. '60.0 %'."""
+    inputs.number("mean_acceptance_length", mean_acceptance_length)
+    g = inputs.count("draft_length", draft_length)
+    return _pct((mean_acceptance_length - 1) / g)
