@@ -63,7 +63,8 @@ def drafter_payback(model: Model, gpu: Gpu, n_gpus: int = 1, fmt: Format = "bf16
         shared = 2 * m.vocab_size * m.hidden_size if shares_embed_and_head else 0.0
         d_kv = kv_tok * inputs.count("drafter_layers", drafter_layers) / layers
         what = f"a {U.fmt_params(shipped)}-parameter head or MTP module"
-        kv_src = f"{drafter_layers} layer(s) of the target's shape: × {drafter_layers} / {layers}"
+        noun = "layer" if drafter_layers == 1 else "layers"
+        kv_src = f"{drafter_layers} {noun} of the target's shape: × {drafter_layers} / {layers}"
     own = shipped - shared
     if own <= 0:
         raise ValueError(f"drafter_payback: drafter_params {shipped:.4g} is not above the shared "
