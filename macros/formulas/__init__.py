@@ -12,6 +12,7 @@ Modules by topic:
 - :mod:`.mlops`     A/B sample size, experiment duration, peeking false-positive rate, build vs buy
 - :mod:`.quant`     integer quantization, float-format limits, SmoothQuant, decode speed-up bound
 - :mod:`.specdec`   speculative decoding expected tokens and speed-up
+- :mod:`.drafter`   the acceptance a drafter needs and the KV capacity it costs
 - :mod:`.adapters`  LoRA adapter size
 - :mod:`.vision`    vision-encoder tokens per image
 - :mod:`.transfer`  KV transfer time (disaggregated prefill), model load time
@@ -52,6 +53,7 @@ from .params import *  # noqa: F401,F403
 from .slo import *  # noqa: F401,F403
 from .quant import *  # noqa: F401,F403
 from .specdec import *  # noqa: F401,F403
+from .drafter import *  # noqa: F401,F403
 from .speed import *  # noqa: F401,F403
 from .kubernetes import *  # noqa: F401,F403
 from .transfer import *  # noqa: F401,F403

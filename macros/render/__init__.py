@@ -11,6 +11,7 @@ One module per topic, mirroring :mod:`macros.formulas`:
 - :mod:`.capacity`   Little's law, replicas, HPA, cost
 - :mod:`.serving`    dynamic batching, model instances
 - :mod:`.specdec`    speculative decoding
+- :mod:`.drafter`    the acceptance a drafter needs to pay for its memory and compute
 - :mod:`.adapters`   LoRA adapters
 - :mod:`.vision`     vision-encoder tokens
 - :mod:`.transfer`   KV transfer and model load time
@@ -56,6 +57,7 @@ from . import mlops  # noqa: F401
 from . import quant  # noqa: F401
 from . import sparsity  # noqa: F401
 from . import specdec  # noqa: F401
+from . import drafter  # noqa: F401
 from . import adapters  # noqa: F401
 from . import vision  # noqa: F401
 from . import transfer  # noqa: F401
