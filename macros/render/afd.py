@@ -120,10 +120,11 @@ def afd_ratio(model: Model, attn_gpu: Gpu, ffn_gpu: Gpu, batch: int, context: in
               f"{attn_gpus[0]} attention GPUs the FFN pool needs {_n(AFD.balanced_ffn_gpus(first.gpu_s, a.time_s))} "
               f"GPUs to keep pace, with {attn_gpus[-1]} it needs "
               f"{_n(AFD.balanced_ffn_gpus(last.gpu_s, a.time_s))}")
-    ex.note("Expert work is in GPU-seconds: spread evenly over n FFN GPUs each takes work ÷ n. While the experts "
+    ex.note(f"Expert work is in GPU-seconds: spread evenly over n FFN GPUs each takes work ÷ n. While the experts "
             "are bound by their reads the work does not grow with tokens, so more attention GPUs per FFN GPU are "
             "nearly free; once bound by FLOPs the ratio stops moving. Uniform routing, every expert touched, "
-            "peak rates, no kernel overheads; shared expert, router and the three dense layers left out.")
+            f"peak rates, no kernel overheads; shared expert, router and the {m.moe.first_dense_layers} dense "
+            "layers left out.")
     return ex.render()
 
 
