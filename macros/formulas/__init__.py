@@ -31,6 +31,8 @@ Modules by topic:
 - :mod:`.evalstats` paired comparison of two models on the same items (McNemar, paired interval)
 - :mod:`.disagg`    fleet scale: M/D/1 prefill pool, Little's-law decode pool, pools from measured throughput
 - :mod:`.wideep`    wide expert parallelism: expert layout with redundant copies, dispatch bytes, EPLB packing
+- :mod:`.afd`       attention-FFN disaggregation (imported as a module: ``from macros.formulas import afd``)
+- :mod:`.omni`      speech-pipeline latency, diffusion decode (imported as a module, not star-imported)
 - :mod:`.kvtier`    KV tiers below the GPU: reload vs recompute, tier capacity and retention, break-even hit rate
 - :mod:`.rl_serving` RL post-training: weight-sync time per link, rollout-batch occupancy, measured slowdowns
 

@@ -35,6 +35,8 @@ One module per topic, mirroring :mod:`macros.formulas`:
 - :mod:`.linechart`  the small SVG line chart the fleet-scale figures share
 - :mod:`.kvtier`     KV tiers: reload against recompute per tier, break-even hit rate, and its figure
 - :mod:`.rl_serving` RL post-training and determinism: weight sync per link, the longest rollout, slowdowns
+- :mod:`.afd`        attention-FFN disaggregation: pool ratio, traffic across the split
+- :mod:`.omni`       speech pipelines' first audio, block diffusion against autoregressive decode
 
 Shared parts: :mod:`.registry` (the ``@macro`` decorator, argument conversion by parameter name,
 ``MACROS``), :mod:`.inputs` (catalog lookups and value checks), :mod:`.blocks` (links, the
@@ -93,6 +95,8 @@ from . import kvtier  # noqa: F401
 from . import benchread  # noqa: F401
 from . import guardrails  # noqa: F401
 from . import rl_serving  # noqa: F401
+from . import afd  # noqa: F401
+from . import omni  # noqa: F401
 from .blocks import anchor_id, catalog_href, catalog_link, example_block
 from .registry import MACROS, REGISTRY, macro
 
