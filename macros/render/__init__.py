@@ -89,6 +89,8 @@ from . import wideep  # noqa: F401
 from . import kvtier  # noqa: F401
 from . import benchread  # noqa: F401
 from . import guardrails  # noqa: F401
+from . import sparse_attn  # noqa: F401
+from . import kv_lowbit  # noqa: F401
 from .blocks import anchor_id, catalog_href, catalog_link, example_block
 from .registry import MACROS, REGISTRY, macro
 
