@@ -272,3 +272,19 @@ def test_deferred_block_renders_its_markdown_with_a_placeholder_height():
     for bad in (0, -1, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="height_rem"):
             deferred_block("text", bad)
+
+
+def test_integer_rates_are_tops_and_ops_not_flops():
+    # A100 datasheet: INT8 Tensor Core 624 TOPS dense; 624e12 / 2.039e12 B/s = 306.0 op/byte.
+    ai = MACROS["arithmetic_intensity"]("a100-80gb-sxm", batch=64, fmt="int8")
+    assert "| peak (dense INT8) | 624 TOPS |" in ai and "306.0 op/byte" in ai
+    assert "TFLOPS" not in ai and "FLOP/byte" not in ai
+    gemm = MACROS["gemm_intensity"]("a100-80gb-sxm", m=64, k=4096, n=4096, fmt="int8")
+    assert "624 TOPS" in gemm and "TFLOPS" not in gemm and "FLOP/byte" not in gemm
+    assert MACROS["gpu_flops"]("a100-80gb-sxm", "int8") == "624 TOPS"
+    assert MACROS["ridge_point"]("a100-80gb-sxm", "int8") == "306.0 op/byte"
+    # Floating-point formats keep TFLOPS and FLOP/byte (H100 dense BF16 989.5 TFLOPS / 3.35 TB/s).
+    assert MACROS["gpu_flops"]("h100-sxm", "bf16") == "989.5 TFLOPS"
+    assert MACROS["ridge_point"]("h100-sxm") == "295.4 FLOP/byte"
+    pre = MACROS["prefill_time"]("llama-3.1-8b", "a100-80gb-sxm", tokens=4096, fmt="int8")
+    assert "624 TOPS" in pre and "TFLOPS" not in pre

@@ -161,7 +161,7 @@ def _prefill_rate(g: Gpu, f: Format) -> str:
     if f.key == "fp8" and not g.fp8_dense_flops:
         return f"{U.fmt_flops(g.bf16_dense_flops)} (BF16: weight-only FP8)"
     peak, label = inputs.peak_flops(g, f)
-    return f"{U.fmt_flops(peak)} ({label.replace('dense ', '')})"
+    return f"{inputs.fmt_peak(f, peak)} ({label.replace('dense ', '')})"
 
 
 @macro("block", example='format_plan("llama-3.1-70b", "h100-sxm", ["bf16", "fp8", "int4-g128"])', args=_ARGS)

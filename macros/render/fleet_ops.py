@@ -155,7 +155,7 @@ def admission_example(model: Model, gpu: Gpu, fmt: Format = "bf16", token_budget
     ex.formula("prefill rate = (token budget − running decodes) / step time")
     ex.formula("predicted TTFT = overhead + queued prompt tokens / rate + own prompt / rate")
     ex.formula("shed threshold = (TTFT SLO − overhead) × rate − own prompt (tokens queued ahead)")
-    ex.input("model, GPU", f"{_mlink(model)}, {_glink(gpu)} ({label} {U.fmt_flops(peak)})", "catalog")
+    ex.input("model, GPU", f"{_mlink(model)}, {_glink(gpu)} ({label} {inputs.fmt_peak(fmt, peak)})", "catalog")
     ex.input("token budget per step", _i(token_budget), "`--max-num-batched-tokens` (vLLM 0.11 default on H100)")
     ex.input("running decodes", _i(decode_seqs), GIVEN)
     ex.input("MFU", _n(mfu), "assumption")

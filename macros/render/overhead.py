@@ -222,12 +222,12 @@ def throughput_curve(model: Model, gpu: Gpu, fmt: Format = "bf16", context: int 
     ex.formula("bytes read = weights touched + batch × KV bytes per sequence; aggregate tokens/s = batch / step")
     ex.input("memory bandwidth / share reached", f"{U.fmt_bandwidth(g.memory_bandwidth_bytes_per_s)} / {_n(eff)}",
              _glink(g) + ("" if eff == 1 else "; share: assumption"))
-    ex.input(f"dense peak ({label})", U.fmt_flops(peak), _glink(g))
+    ex.input(f"dense peak ({label})", inputs.fmt_peak(f, peak), _glink(g))
     ex.input("model / weight format", f"{m.name} / {f.name}", f"{_mlink(m)}, {_flink(f)}")
     ex.input("KV-cache format / context per sequence", f"{kv.name} / {_i(ctx)} tokens", f"{_flink(kv)}; {GIVEN}")
     ex.step(f"KV capacity at {_i(ctx)} tokens: {_i(kv_limit)} sequences (memory budget at the default "
             f"--gpu-memory-utilization {_n(F.DEFAULT_GPU_UTILIZATION)})")
-    ex.step(f"compute ceiling: {U.fmt_flops(peak)} / {_n(flops_tok / 1e9)} GFLOP per token = "
+    ex.step(f"compute ceiling: {inputs.fmt_peak(f, peak)} / {_n(flops_tok / 1e9)} G{inputs.op_unit(f)} per token = "
             f"{U.fmt_rate(ceiling)}")
     rows = ["| Concurrency | Memory time | Compute time | Bound, aggregate | Bound, per sequence |",
             "| ---: | ---: | ---: | ---: | ---: |"]

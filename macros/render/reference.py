@@ -164,7 +164,7 @@ def gpu_catalog(level: int = 3) -> str:
         label = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel", "google": "Google"}.get(vendor, vendor.title())
         out.append(f"{'#' * (level - 1)} {label}")
         for g in gpus:
-            int8 = U.fmt_flops(g.int8_dense_ops).replace("TFLOPS", "TOPS") if g.int8_dense_ops else "—"
+            int8 = U.fmt_ops(g.int8_dense_ops) if g.int8_dense_ops else "—"
             ridge = F.ridge_point(g.bf16_dense_flops, g.memory_bandwidth_bytes_per_s)
             rows = ["| Figure | Value |", "| --- | --- |",
                     f"| Memory | {U.fmt_gb(g.memory_bytes)}; datasheet: {g.memory_label} |",
