@@ -85,6 +85,8 @@ def test_weight_sync_example_by_hand():
     assert U.fmt_seconds(full / 4 / 50e9) in html       # one TP shard over the NIC or over PCIe at 50 GB/s
     assert U.fmt_seconds(full / 4 / 450e9) in html
     assert "9×" in html                                 # 450 / 50
+    # the shard column is only valid with one sender per receiving rank; the note must say so
+    assert "no division by TP" in html
 
 
 def test_weight_sync_single_gpu_has_no_shard_column():

@@ -18,8 +18,8 @@ __all__ = ["weight_sync_time", "RolloutBatch", "rollout_batch", "Slowdown", "slo
 def weight_sync_time(n_bytes: float, link_bytes_per_s: float, efficiency: float = 1.0) -> float:
     """Seconds for one receiving GPU to take in ``n_bytes`` of new weights over one link.
 
-    ``bytes / (link bandwidth x efficiency)``. A pipelined broadcast (NCCL ring or tree) or a
-    point-to-point copy moves a buffer at about the bandwidth of the slowest hop whatever the number
+    ``bytes / (link bandwidth x efficiency)``. NCCL's pipelined ring broadcast or a point-to-point
+    copy moves a buffer at about the bandwidth of the slowest hop whatever the number
     of receivers, so this is the time of the whole broadcast as well. ``efficiency`` (0, 1] is the
     share of the line rate the collective reaches; 1 gives the lower bound. Excludes rendezvous,
     the trainer-side gather of sharded parameters, and the engine's post-load processing

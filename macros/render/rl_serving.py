@@ -39,7 +39,7 @@ def _efficiency(efficiency: float) -> float:
     return efficiency
 
 
-@macro("block", example='weight_sync("llama-3.1-70b", gpu="h100-sxm", tp=4, nic_gbit_per_s=400, pcie_gb_per_s=55)',
+@macro("block", example='weight_sync("llama-3.1-70b", gpu="h100-sxm", tp=4, nic_gbit_per_s=400, pcie_gb_per_s=64)',
        args={"tp": COUNT, "nic_gbit_per_s": _POS, "efficiency": _POS})
 def weight_sync(model: Model, gpu: Gpu, nic_gbit_per_s: float, fmt: Format = "bf16", tp: int = 1,
                 pcie_gb_per_s: float | None = None, efficiency: float = 1.0) -> str:
@@ -61,7 +61,7 @@ def weight_sync(model: Model, gpu: Gpu, nic_gbit_per_s: float, fmt: Format = "bf
     paths = [(f"NVLink, same node ({gpu.interconnect})", nvlink, _glink(gpu), True),
              (f"one {_n(nic_gbit_per_s)} Gbit/s NIC, across nodes", nic, GIVEN, True)]
     if pcie_gb_per_s is not None:
-        paths.append(("PCIe host to device (wake from sleep, weights kept in CPU memory)",
+        paths.append(("PCIe host to device, line rate (wake from sleep, weights kept in CPU memory)",
                       pcie_gb_per_s * 1e9, GIVEN, False))
     ex = Example(f"weight sync of {model.name} ({fmt.name}) into an engine at TP={tp}")
     ex.formula("sync time = bytes each receiving GPU takes in / (link bandwidth per direction × efficiency)")
@@ -100,7 +100,11 @@ def weight_sync(model: Model, gpu: Gpu, nic_gbit_per_s: float, fmt: Format = "bf
     ex.note("A lower bound: the line rate at full efficiency, no overlap with generation. Excludes the "
             "trainer's gather of its sharded parameters, the rendezvous, and the engine's post-load work "
             "(re-quantizing, re-packing). A shard is counted as 1/TP of all weights (replicated norms and "
-            "embeddings ignored). A rank with one NIC of its own is assumed; ranks sharing a NIC divide it.")
+            "embeddings ignored). The broadcast column is one ring through every node, each node's NIC carrying "
+            "the whole checkpoint once. The shard column assumes the shards travel in parallel, one sender "
+            "and one NIC per receiving rank (as a resharding backend with a sender per trainer rank does); "
+            "ranks that share a NIC divide it, and one trainer rank sending every shard over one link gets "
+            "no division by TP.")
     return ex.render()
 
 
@@ -142,7 +146,8 @@ def rollout_straggler(model: Model, gpu: Gpu, lengths: list, fmt: Format = "bf16
 
 
 @macro("block", example='determinism_cost(baseline_s=26, runs=[["batch-invariant kernels", 55], '
-                        '["with a batch-invariant attention kernel", 42]], work="1,000 sequences on Qwen3-8B", '
+                        '["with an improved (faster) batch-invariant attention kernel", 42]], '
+                        'work="1,000 sequences on Qwen3-8B", '
                         'source="[Thinking Machines](https://thinkingmachines.ai/blog/defeating-nondeterminism-in-llm-inference/)")',
        args={"baseline_s": _POS, "runs": Arg(_runs, "rows", "[[label, seconds], ...]")})
 def determinism_cost(baseline_s: float, runs: list, work: str, source: str) -> str:
