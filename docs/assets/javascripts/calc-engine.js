@@ -265,6 +265,10 @@
     return [g.bf16_dense_flops, "dense BF16"];
   }
 
+  // The device total the engine budgets from (records.Gpu.engine_memory_bytes): what cudaMemGetInfo
+  // reports for a catalog GPU, the typed memory for a custom one.
+  function engineMemoryBytes(g) { return g.cuda_total_bytes != null ? g.cuda_total_bytes : g.memory_bytes; }
+
   // ---------------------------------------------------------------- the sheet (sitebuild/calcsheet.py)
   function evaluate(m, g, f, kv, fe, n, context, conc, util, mfu, d) {
     var b = paramBreakdown(m);
@@ -274,7 +278,7 @@
     out.tp_problem = modelTpProblem(m, n);
     if (out.tp_problem) { return out; }
     var shard = tpShard(m, n, f, fe), frac = shard.kv_fraction;
-    var budget = kvBudgetBytes(g.memory_bytes, shard.weights_per_gpu, util, d.activation_bytes, d.reserve_bytes);
+    var budget = kvBudgetBytes(engineMemoryBytes(g), shard.weights_per_gpu, util, d.activation_bytes, d.reserve_bytes);
     var perSeq = kvBytesPerSequencePaged(m, context, kv, d.block_size, frac), hybrid = null;
     if (m.linear_attention && m.linear_attention.kda && !m.sliding_window) {
       hybrid = function (ctx, bs) { return hybridSequenceBytesPerGpu(m, ctx, kv, n, bs || d.block_size); };
@@ -283,7 +287,7 @@
     var mc = maxContextOneSequence(m, budget / conc, kv, d.block_size, frac, hybrid);
     out.weights_per_gpu = shard.weights_per_gpu; out.replicated_extra = shard.replicated_extra_bytes;
     out.kv_fraction = frac; out.kv_per_token_gpu = out.kv_per_token * frac;
-    out.usable_per_gpu = g.memory_bytes * util; out.kv_budget = budget; out.fits = budget > 0;
+    out.usable_per_gpu = engineMemoryBytes(g) * util; out.kv_budget = budget; out.fits = budget > 0;
     out.kv_per_sequence_gpu = perSeq; out.blocks_per_sequence = blocksPerSequence(context, d.block_size);
     out.kv_load_gpu = conc * perSeq; out.headroom = budget - conc * perSeq;
     out.kv_tokens = kvTokensInBudget(budget, out.kv_per_token * frac);
@@ -601,6 +605,7 @@
   }
 
   root.MSIBCalcEngine = {
+    engineMemoryBytes: engineMemoryBytes,
     floorDiv: floorDiv, paramBreakdown: paramBreakdown, weightBytes: weightBytes,
     weightBytesBreakdown: weightBytesBreakdown, embeddingBits: embeddingBits, kvBytesPerToken: kvBytesPerToken,
     kvBytesPerSequence: kvBytesPerSequence, validTpDegrees: validTpDegrees, modelTpProblem: modelTpProblem,
