@@ -178,6 +178,66 @@ def hybrid_kv_capacity(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int
     return ex.render()
 
 
+@macro("block", example='logged_startup("gpt-oss-120b", "h100-sxm", loading_gib=65.9651, kv_gib=-2.14, '
+                         'log_gpu_util=0.9, source="https://github.com/vllm-project/vllm/issues/23278")')
+def logged_startup(model: Model, gpu: Gpu, loading_gib: float, kv_gib: float, log_gpu_util: float, source: str,
+                   max_model_len: int | None = None, gpu_util: float = F.DEFAULT_GPU_UTILIZATION,
+                   mxfp4_backend: str = "triton") -> str:
+    """Worked example: a published vLLM start-up log on one GPU, carried to the reference release's defaults.
+
+    From the log ("Model loading took X GiB", "Available KV cache memory: Y GiB", at the log's
+    `--gpu-memory-utilization` u): the engine's other non-KV memory = CUDA total × u − X − Y. At the
+    reference release: KV = CUDA total × `gpu_util` − its weights for the shipped checkpoint
+    (`loaded_weights`) − that other memory; vLLM starts only if one request of `max_model_len`
+    (default: the model's maximum) fits, as its start-up check demands.
+    """
+    from .memory import _loaded
+
+    m, g = model, gpu
+    inputs.number("loading_gib", loading_gib)
+    if isinstance(kv_gib, bool) or not isinstance(kv_gib, (int, float)):
+        raise MacroInputError(f"logged_startup: kv_gib must be the logged number (may be negative), got {kv_gib!r}")
+    if not 0 < inputs.number("log_gpu_util", log_gpu_util) <= 1:
+        raise MacroInputError(f"logged_startup: log_gpu_util must be in (0, 1], got {log_gpu_util!r}")
+    if not str(source).startswith("https://"):
+        raise MacroInputError(f"logged_startup: source must be the log's https:// address, got {source!r}")
+    ctx = inputs.tokens("max_model_len", max_model_len) if max_model_len else m.max_position_embeddings
+    bf16 = inputs.kv_dtype("bf16")
+    _, _, weights = _loaded(m, mxfp4_backend)
+    total = g.engine_memory_bytes
+    other = total * log_gpu_util - loading_gib * U.GiB - kv_gib * U.GiB
+    kv = total * gpu_util - weights - other
+    need = F.kv_bytes_per_request_reserved(m, ctx, bf16)
+    ex = Example(f"{m.name} on one {g.name}: a logged start-up, then the reference release's defaults")
+    ex.formula("other non-KV memory = CUDA total × u(log) − model loading(log) − available KV(log)")
+    ex.formula("KV now = CUDA total × gpu_util − weights as loaded − other non-KV memory")
+    ex.input("CUDA total", _gib(total), _glink(g))
+    ex.input("logged: model loading / available KV / `--gpu-memory-utilization`",
+             f"{_bits(loading_gib)} GiB / {_bits(kv_gib)} GiB / {_bits(log_gpu_util)}", f"[start-up log]({source})")
+    ex.input("weights as vLLM loads them now", f"{_gib(weights)} (MXFP4 kernel `{mxfp4_backend}`)"
+             if m.moe is not None else _gib(weights), "`loaded_weights`, checkpoints.yaml")
+    ex.input("`--gpu-memory-utilization`, `--max-model-len`", f"{_bits(gpu_util)}, {_i(ctx)}",
+             "reference-release default; the model's maximum")
+    ex.step(f"other non-KV memory: {_gib(total)} × {_bits(log_gpu_util)} − {_bits(loading_gib)} GiB − "
+            f"({_bits(kv_gib)} GiB) = {_gib(other)}")
+    ex.step(f"KV now: {_gib(total)} × {_bits(gpu_util)} − {_gib(weights)} − {_gib(other)} = {_gib(kv)}")
+    ex.step(f"one request of {_i(ctx)} tokens reserves {_gib(need)} of KV cache")
+    if kv >= need:
+        ex.result(f"starts: {_gib(kv)} of KV cache, {kv / need:.2f} requests of {_i(ctx)} tokens")
+    elif kv <= 0:
+        ex.result(f"does not start: the weights and the other non-KV memory take more than the "
+                  f"{_gib(total * gpu_util)} the engine may use")
+    else:
+        fit, _ = F.max_context_one_sequence(m, kv, inputs.kv_dtype("bf16"),
+                                            per_sequence=lambda c: F.kv_bytes_per_request_reserved(m, c, bf16))
+        ex.result(f"does not start: one request of {_i(ctx)} tokens needs {_gib(need)}, {_gib(kv)} is left; "
+                  f"`--max-model-len {fit}` or less would fit")
+    ex.note("The other non-KV memory (activation peak of the profiling run, CUDA-graph and non-torch memory) is "
+            "taken from the log and assumed unchanged at the reference release; it varies with release, "
+            "`--max-num-batched-tokens` and CUDA-graph settings.")
+    return ex.render()
+
+
 @macro("inline", example='max_seqs("llama-3.1-70b", "h100-sxm", fmt="fp8", n_gpus=2)')
 def max_seqs(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int = 1, context: int = 8192,
              kv_dtype: Format = "bf16", gpu_util: float = F.DEFAULT_GPU_UTILIZATION, activation_gib: float = 2.0,
@@ -242,11 +302,14 @@ def what_fits(context: int = 8192, kv_dtype: Format = "bf16", counts=(1, 2, 4, 8
     glist = gpus or list(cat.gpus.values())
     out = ["**Assumptions.** Tensor parallelism over all GPUs of one node (TP = GPU count); every weight "
            f"tensor in the column's format; KV cache in {catalog_link('format', kv.key, kv.name)}; "
-           f"`--gpu-memory-utilization` {_bits(gpu_util)}; {_bits(activation_gib)} GiB activations and "
+           f"`--gpu-memory-utilization` {_bits(gpu_util)} of the memory CUDA reports (the GPU reference's "
+           f"CUDA total); {_bits(activation_gib)} GiB activations and "
            f"{_bits(reserve_gib)} GiB runtime reserve per GPU; paged KV in blocks of {block_size} tokens. "
            "A cell shows the longest single sequence that fits (ctx; “(max)” = the model's trained maximum) and "
            f"how many sequences of {_k(ctx)} tokens (or the model's maximum, if shorter) fit at once. "
-           "“✗” = the weights alone leave no KV budget; “TP invalid” = the head counts do not divide by the GPU "
+           "“one seq … does not fit” = the model loads but one sequence of that length is larger than the KV "
+           "budget; “✗” = the weights alone leave no KV budget; “TP invalid” = the head counts do not divide by "
+           "the GPU "
            "count. Weight-only storage is assumed possible in every format on every GPU (e.g. FP8 weights on "
            "A100 through weight-only kernels); speed is a separate question."]
     for m in mlist:
