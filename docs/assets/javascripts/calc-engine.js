@@ -348,10 +348,35 @@
     return true;
   }
   function show(v) { return JSON.stringify(v); }
+  function compressedTensorsFormat(groups) {  // hfconfig._compressed_tensors_format
+    if (!isObj(groups)) { return null; }
+    var names = Object.keys(groups);
+    if (!names.length) { return null; }
+    var grp = groups[names[0]], w = isObj(grp) ? grp.weights : null;
+    if (!isObj(w)) { return null; }
+    var typ = w.type, bits = w.num_bits;
+    if (typ === "float" && bits === 8) { return "fp8"; }
+    if (typ === "int" && bits === 8) { return "int8"; }
+    if (typ === "int" && bits === 4 && w.group_size === 128) { return w.symmetric !== false ? "int4-g128" : "int4-g128-zp"; }
+    return null;
+  }
+  function leftOut(modules, fmt, notes) {  // hfconfig._left_out
+    var extra = Array.isArray(modules) ? modules.filter(function (x) { return x !== "lm_head"; }) : [];
+    if (extra.length) {
+      notes.push(["quantization_config", "left in 16-bit besides lm_head: " + extra.slice(0, 3).map(String).join(", ") +
+        (extra.length > 3 ? ", ..." : "") + " (" + extra.length + " in all); counted here in " + fmt +
+        ", so the weights are a lower bound"]);
+    }
+  }
   function quantFormat(q, notes) {
     if (!isObj(q)) { return [null, null, "quantization_config is not an object"]; }
     var method = get(q, "quant_method", null);
     if (method === "fp8") { return ["fp8", null, null]; }
+    if (method === "fbgemm_fp8") { leftOut(get(q, "modules_to_not_convert"), "fp8", notes); return ["fp8", null, null]; }
+    if (method === "compressed-tensors") {
+      var ct = compressedTensorsFormat(get(q, "config_groups"));
+      if (ct !== null) { leftOut(get(q, "ignore"), ct, notes); return [ct, null, null]; }
+    }
     if (method === "mxfp4") {
       notes.push(["quantization_config", "MXFP4 routed experts; attention, router and embeddings in BF16"]);
       return ["bf16", "mxfp4", null];
