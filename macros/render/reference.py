@@ -16,9 +16,10 @@ from .registry import macro
 def _cuda_total(g) -> str:
     """The cudaMemGetInfo total with its source, or the fallback the catalog states."""
     src, note = g.extra.get("cuda_total_source"), str(g.extra.get("cuda_total_note", ""))
+    figure = f"{g.cuda_total_bytes / U.GiB:.2f} GiB ({g.cuda_total_bytes:,} bytes)"
     if src:
-        return f"{U.fmt_gb(g.cuda_total_bytes)} ([log]({src}))"
-    return f"{U.fmt_gb(g.cuda_total_bytes)}; {note}"
+        return f"{figure} ([log]({src}))"
+    return f"{figure}; {note}"
 
 
 def _heading(level: int, text: str, kind: str, key: str) -> str:
