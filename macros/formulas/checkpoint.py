@@ -178,6 +178,10 @@ def checkpoint_weight_bytes(model, quantization_config: dict | None, fmt_of, def
 # picks TRITON on Hopper (SM90, bundled triton_kernels): its branch is the final `else`, rounding the
 # intermediate size to 64 and leaving hidden alone; MARLIN, the weight-only fallback (and what vLLM
 # 0.10 used on Hopper), rounds intermediate to 128 and hidden to 256.
+# Measured: with the Marlin rule gpt-oss-120b comes to 65.90 GiB against "Model loading took 65.9651 GiB"
+# (vllm-project/vllm#23278, Marlin on H100): -0.1%. With the Triton rule it comes to 60.77 GiB, while a
+# Triton-backend log at vLLM 0.14.1 reads "Model loading took 64.38 GiB" (vllm-project/vllm#33155): -5.6%,
+# a gap this module does not explain (the triton_kernels Hopper swizzle pads only a few MiB here).
 MXFP4_ROUND_UP = {"triton": (1, 64), "marlin": (256, 128), "cutlass": (128, 128), "trtllm": (256, 128),
                   "deepgemm": (128, 128)}
 
