@@ -48,6 +48,7 @@ from .drift import *  # noqa: F401,F403
 from .histograms import *  # noqa: F401,F403
 from .longctx import *  # noqa: F401,F403
 from .memory import *  # noqa: F401,F403
+from .checkpoint import *  # noqa: F401,F403
 from .kvplan import *  # noqa: F401,F403
 from .mlops import *  # noqa: F401,F403
 from .parallel import *  # noqa: F401,F403

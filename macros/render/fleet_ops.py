@@ -230,7 +230,7 @@ def failure_domains(model: Model, gpu: Gpu, fmt: Format = "fp8", total_gpus: int
     for n in ns:
         k = total_gpus // n
         shard = weights / n
-        if shard > gpu.memory_bytes:
+        if shard > gpu.engine_memory_bytes:
             raise MacroInputError(f"sizes: {model.name} in {fmt.key} needs {U.fmt_bytes(shard)} per GPU on {n} "
                                   f"GPUs, more than a {gpu.name} holds")
         rec = F.recovery_time(detect_s, reschedule_s, shard, load_gb_per_s * 1e9, warmup_s)

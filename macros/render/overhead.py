@@ -13,7 +13,7 @@ from ..catalog import Format, Gpu, Model
 from ..errors import MacroInputError
 from ..formulas import overhead as O
 from . import inputs
-from .blocks import GIVEN, Example, _flink, _glink, _i, _mlink, _n
+from .blocks import fmt_name, GIVEN, Example, _flink, _glink, _i, _mlink, _n
 from .budget import _budget
 from .registry import COUNT, Arg, _each, macro
 from .speed import _decode
@@ -77,7 +77,8 @@ def launch_share(model: Model, gpu: Gpu, fmt: Format = "bf16", batches: list = (
                               f"{g.name} holds {cap} sequences of {ctx} tokens")
     n_k = O.kernels_per_step(m.num_hidden_layers, kernels_per_layer, extra_kernels)
     launch, glaunch = launch_us * 1e-6, graph_launch_us * 1e-6
-    ex = Example(f"launch overhead of a {m.name} ({f.name}) decode step on {g.name} at {_i(ctx)} tokens")
+    ex = Example(f"launch overhead of a {m.name} ({fmt_name(f, fe)}) decode step on {g.name} "
+                 f"at {_i(ctx)} tokens")
     ex.formula("GPU time = max(bytes read / (bandwidth × efficiency), 2 × active params × batch / peak)")
     ex.formula("host time = (layers × kernels per layer + other kernels) × launch cost")
     ex.formula("eager step between max(GPU, host) and GPU + host; graph step = GPU + one graph launch")

@@ -11,7 +11,7 @@ from ..catalog import Format, Gpu, Model
 from ..errors import MacroInputError
 from ..formulas import overhead as O
 from . import inputs
-from .blocks import GIVEN, Example, _flink, _glink, _i, _mlink, _n
+from .blocks import fmt_name, GIVEN, Example, _flink, _glink, _i, _mlink, _n
 from .registry import COUNT, Arg, macro
 
 from .overhead import _ARGS, _NUMBER  # noqa: F401
@@ -56,7 +56,8 @@ def ep_step(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int = 8, token
                                 if link_gbit_per_s else [])
     lat = latency_us * 1e-6
     layers = b.moe_layers
-    ex = Example(f"expert parallelism for {m.name} ({f.name}) over EP {ep} × {g.name}, {_i(toks)} tokens per step")
+    ex = Example(f"expert parallelism for {m.name} ({fmt_name(f, expert_fmt)}) over EP {ep} × {g.name}, "
+                 f"{_i(toks)} tokens per step")
     ex.formula("read per rank = experts touched / EP × bytes per expert; experts touched = E × (1 − (1 − k/E)^tokens)")
     ex.formula("all-to-all per rank = 2 × tokens × top_k × hidden × bytes × (EP − 1) / EP / EP")
     ex.formula("layer = max(read / HBM, imbalance × expert FLOPs per rank / peak) + imbalance × all-to-all / link "
@@ -188,7 +189,7 @@ def spec_decode_verify(model: Model, gpu: Gpu, fmt: Format = "bf16", acceptance_
     v = verify / plain
     s_text = O.speedup_with_verify_cost(e_tok, gam, draft_cost, 1.0)
     s_real = O.speedup_with_verify_cost(e_tok, gam, draft_cost, v)
-    ex = Example(f"speculative decoding on {m.name} ({f.name}), {g.name}, batch {batch}, "
+    ex = Example(f"speculative decoding on {m.name} ({fmt_name(f, fe)}), {g.name}, batch {batch}, "
                  f"γ = {gam}, acceptance {_n(a)}")
     ex.formula("E = (1 − a^(γ+1)) / (1 − a) tokens per round; speed-up = E / (γ × c + v)")
     ex.formula("v = step time with batch × (γ + 1) tokens / step time with batch tokens")

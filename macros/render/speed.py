@@ -8,7 +8,7 @@ from .. import units as U
 from ..catalog import Format, Gpu, Model
 from ..errors import MacroInputError
 from . import inputs
-from .blocks import GIVEN, Example, _bits, _bytes_el, _flink, _glink, _i, _mlink, _n, _sci
+from .blocks import fmt_name, GIVEN, Example, _bits, _bytes_el, _flink, _glink, _i, _mlink, _n, _sci
 from .registry import COUNT, TOKENS, macro
 
 ACTIVATION_BYTES = 2  # BF16/FP16 activations: the all-reduced hidden states
@@ -52,7 +52,7 @@ def decode_speed(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int = 1, 
     """
     m, g, f, kv, fe, n, ctx = model, gpu, fmt, kv_dtype, expert_fmt, n_gpus, context
     bound, wb, touched, kv_seq, read = _decode(m, g, f, fe, kv, n, batch, ctx)
-    ex = Example(f"decode bound of {m.name} ({f.name}) on {n} × {g.name}, batch {batch} at {_i(ctx)} tokens")
+    ex = Example(f"decode bound of {m.name} ({fmt_name(f, fe)}) on {n} × {g.name}, batch {batch} at {_i(ctx)} tokens")
     ex.formula("step time = (weight bytes read per GPU + batch × KV bytes per sequence per GPU) / bandwidth"
                + (" + all-reduce time" if n > 1 else ""))
     ex.formula("tokens/s per sequence = 1 / step time; aggregate = batch / step time")

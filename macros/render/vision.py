@@ -95,7 +95,7 @@ def vlm_prefill(vlm: str, gpu: Gpu, height: int, width: int, text_tokens: int = 
                     + enc.blocks_linear / (2 * enc.patches)
                     + enc.merger / (2 * enc.tokens))
     weights = F.weight_bytes(m, f) + tower_params * 2
-    budget = F.kv_budget_bytes(g.memory_bytes, weights, gpu_util)
+    budget = F.kv_budget_bytes(g.engine_memory_bytes, weights, gpu_util)
     n_img = F.max_concurrent_sequences(budget, kv)
     n_txt = F.max_concurrent_sequences(budget, kv_txt)
     ex = Example(f"one {_i(width)} × {_i(height)} image on {name}, {g.name}")
