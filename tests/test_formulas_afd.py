@@ -77,10 +77,30 @@ def test_split_bytes_per_token():
 
 
 def test_ping_pong_micro_batches():
-    assert AFD.ping_pong_micro_batches(1.0, 1.0, 0.0) == 2                 # the two halves alternate
-    assert AFD.ping_pong_micro_batches(1.0, 1.0, 0.5) == 3                 # 2 x (1 + 0.5)
-    assert AFD.ping_pong_micro_batches(1.0, 2.0, 0.0) == 3                 # attention waits 2 per round
-    assert AFD.ping_pong_micro_batches(1.0, 1.0, 1.0) == 4
+    # round = attention + experts + out + back; the slowest stage takes one micro-batch per its own time
+    assert AFD.ping_pong_micro_batches(1.0, 1.0, 0.0, 0.0) == 2            # 2 / 1: the two halves alternate
+    assert AFD.ping_pong_micro_batches(1.0, 1.0, 0.5, 0.5) == 3            # 3 / 1 = MegaScale's 2 x (1 + 0.5)
+    assert AFD.ping_pong_micro_batches(1.0, 1.0, 1.0, 1.0) == 4            # 4 / 1
+    # unbalanced: only the slower side can be kept busy; 3 / 2 = 1.5, so the floor of 2 holds
+    assert AFD.ping_pong_micro_batches(1.0, 2.0, 0.0, 0.0) == 2
+    # 200 + 100 + 40 + 40 = 380 over the slowest 200: 1.9 -> 2 (a faster-side bound would ask for 4)
+    assert AFD.ping_pong_micro_batches(200.0, 100.0, 40.0, 40.0) == 2
+    # out and back counted apart: 1 + 1 + 0.2 + 0.6 = 2.8 -> 3 (twice the longer direction would give 3.2 -> 4)
+    assert AFD.ping_pong_micro_batches(1.0, 1.0, 0.2, 0.6) == 3
+    # link-bound: 1 + 1 + 1.5 + 3 = 6.5 over the 3 of the return: 2.17 -> 3
+    assert AFD.ping_pong_micro_batches(1.0, 1.0, 1.5, 3.0) == 3
+
+
+def test_attention_busy_share():
+    # 200 / 100 / 40 / 40: one micro-batch keeps attention busy 200 of the 380 round; two fill it
+    assert AFD.attention_busy_share(200.0, 100.0, 40.0, 40.0, 1) == pytest.approx(200 / 380)
+    assert AFD.attention_busy_share(200.0, 100.0, 40.0, 40.0, 2) == pytest.approx(1.0)
+    # the return link (3) is the slowest stage: attention computes 1 in every 3 however many micro-batches
+    assert AFD.attention_busy_share(1.0, 1.0, 1.5, 3.0, 2) == pytest.approx(2 / 6.5)
+    assert AFD.attention_busy_share(1.0, 1.0, 1.5, 3.0, 3) == pytest.approx(1 / 3)
+    assert AFD.attention_busy_share(1.0, 1.0, 1.5, 3.0, 10) == pytest.approx(1 / 3)
+    # experts slower than attention: attention busy 1 / 2 at best
+    assert AFD.attention_busy_share(1.0, 2.0, 0.0, 0.0, 5) == pytest.approx(0.5)
 
 
 @pytest.mark.parametrize("call, match", [
@@ -89,7 +109,9 @@ def test_ping_pong_micro_batches():
     (lambda: AFD.expert_work(1, 9, 8, 1, 1, 1, 1), "top_k 9 exceeds"),
     (lambda: AFD.distinct_ffn_gpus(256, 8, 3), "do not divide"),
     (lambda: AFD.split_bytes_per_token(7168, 0), "element_bytes"),
-    (lambda: AFD.ping_pong_micro_batches(1, 1, -1), "comm_s"),
+    (lambda: AFD.ping_pong_micro_batches(1, 1, -1, 0), "out_s"),
+    (lambda: AFD.ping_pong_micro_batches(1, 1, 0, -1), "back_s"),
+    (lambda: AFD.attention_busy_share(1, 1, 0, 0, 0), "micro_batches"),
     (lambda: AFD.balanced_ffn_gpus(1, 0), "attention_s"),
 ])
 def test_bad_input_is_named(call, match):
@@ -111,10 +133,19 @@ def test_traffic_example_figures():
                                  context=4096, attn_gpus=16, ffn_gpus=16, links_gb_per_s=[40, 100])
     assert "7,392 bytes" in html and "14,336 bytes" in html
     assert "6.52 of 16" in html
-    # 6.52 x 14,336 B x 128 tokens / 40 GB/s = 299 us, above attention (171.8 us) and experts (146.8 us);
-    # at 100 GB/s 119.7 us fits: m >= 1 + (146.8 + 2 x 119.7) / 171.8 -> 4
-    assert "| 40 GB/s (given) | 299.3 µs | no: the link sets the pace |" in html
-    assert "| 100 GB/s (given) | 119.7 µs | yes | 4 |" in html
+    # out 48,220 B and back 93,518 B per token, x 128 tokens: at 40 GB/s 154.3 us out and 299.3 us back, above
+    # attention (171.8 us) and experts (146.8 us). m >= (171.8 + 146.8 + 154.3 + 299.3) / 299.3 = 2.58 -> 3;
+    # attention busy 171.8 / 299.3 = 57.4% whatever m. At 100 GB/s: 61.7 / 119.7 us; 500.0 / 171.8 = 2.91 -> 3.
+    # Memory at m = 3: KV 61 layers x 1,152 B x 4,096 = 287.8 MB per sequence x 384 = 110.5 GB, plus attention
+    # weights 187,107,328 x 61 layers x 1 byte = 11.4 GB: 121.9 GB of 150.8 GB
+    assert "| 40 GB/s (given) | 154.3 µs / 299.3 µs | link back | 3 | 57.4% | 121.9 GB" in html
+    assert "| 100 GB/s (given) | 61.7 µs / 119.7 µs | attention | 3 | 100.0% | 121.9 GB" in html
+    assert "(fits)" in html and "does not fit" not in html
+    assert "59,136 bytes" in html                                          # per-expert dispatch: 8 x 7,392
+    # at 16K context a sequence holds 4 x 287.8 MB = 1.15 GB: 128 of them (147.4 GB) per micro-batch, and m >= 2
+    long = MACROS["afd_traffic"](model="deepseek-v3", attn_gpu="h200-sxm", ffn_gpu="h200-sxm", batch=128,
+                                 context=16384, attn_gpus=16, ffn_gpus=16, links_gb_per_s=[40])
+    assert "does not fit" in long and "(fits)" not in long
     assert "NVLink, one node" in html                                      # the catalog's H200 NVLink row
 
 

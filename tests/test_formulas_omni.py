@@ -23,9 +23,13 @@ def test_first_audio_by_hand():
 
 
 def test_stream_gap_by_hand():
-    # 4 frames play 320 ms; 25 frames at 12 ms + 10 ms codec = 310 ms: no gap; at 30 ms: 760 - 320 = 440 ms
-    assert OM.stream_gap_s(4, 25, 0.012, 0.080, 0.010) == 0.0
-    assert OM.stream_gap_s(4, 25, 0.030, 0.080, 0.010) == pytest.approx(0.440)
+    # from the first chunk's last frame: it plays after its 10 ms codec for 4 x 80 = 320 ms, so until 330 ms;
+    # chunk 2 is ready after 25 x 12 = 300 ms of talker steps + its 10 ms codec = 310 ms: no gap
+    assert OM.stream_gap_s(4, 25, 0.012, 0.080, 0.010, 0.010) == 0.0
+    # at 30 ms per frame chunk 2 is ready at 750 + 10 = 760 ms, playback ran out at 330 ms: 430 ms of silence
+    assert OM.stream_gap_s(4, 25, 0.030, 0.080, 0.010, 0.010) == pytest.approx(0.430)
+    # a longer second decode (25 frames plus left context against 4) adds its difference: 750 + 40 - 330 = 460 ms
+    assert OM.stream_gap_s(4, 25, 0.030, 0.080, 0.010, 0.040) == pytest.approx(0.460)
 
 
 def test_tokens_per_forward():
@@ -48,7 +52,8 @@ def test_forward_pass_by_hand():
 @pytest.mark.parametrize("call, match", [
     (lambda: OM.frame_seconds(0, 24_000), "total_upsample"),
     (lambda: OM.first_audio(-1, 0, 0, 0, 1, 0, 0), "thinker_prefill_s"),
-    (lambda: OM.stream_gap_s(4, 25, 0.01, 0, 0), "frame_s"),
+    (lambda: OM.stream_gap_s(4, 25, 0.01, 0, 0, 0), "frame_s"),
+    (lambda: OM.stream_gap_s(4, 25, 0.01, 0.08, 0, -1), "next_codec_s"),
     (lambda: OM.forward_pass(1, 1, 2, 1, 0, 1, 1, 1), "exceeds positions_per_seq"),
 ])
 def test_bad_input_is_named(call, match):
@@ -67,7 +72,7 @@ def test_first_audio_example_figures():
     slow = MACROS["omni_first_audio"](prefill_ms=120, lead_tokens=8, thinker_tpot_ms=15, talker_prefill_ms=20,
                                       frame_step_ms=30, codec_ms=10, transport_ms=30, reply_tokens=150,
                                       reply_audio_s=12)
-    assert "then a 440.0 ms gap" in slow
+    assert "then a 430.0 ms gap" in slow                  # 25 x 30 - 4 x 80 ms
 
 
 def test_dllm_example_figures():

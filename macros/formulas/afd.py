@@ -5,7 +5,7 @@ between them (MegaScale-Infer, arXiv 2504.02263; Step-3's AFD, arXiv 2507.19427)
 Per layer and per micro-batch: the attention GPU's time from its weight and KV reads against its FLOPs; the
 FFN pool's work (expert reads against expert FLOPs, in GPU-seconds) and the FFN GPUs that match the attention
 time; the bytes one token sends across the split and gets back; and the micro-batches a ping-pong needs so
-that neither pool waits.
+that its slowest stage never waits.
 
 Units: tokens, bytes, seconds, FLOPs. Pure functions; nothing here formats numbers.
 """
@@ -19,7 +19,8 @@ from . import _checks as chk
 from .wideep import ep_dispatch_bytes
 
 __all__ = ["decode_attention_pair_flops", "AttentionLayer", "attention_layer", "ExpertWork", "expert_work",
-           "balanced_ffn_gpus", "distinct_ffn_gpus", "split_bytes_per_token", "ping_pong_micro_batches"]
+           "balanced_ffn_gpus", "distinct_ffn_gpus", "split_bytes_per_token", "ping_pong_micro_batches",
+           "attention_busy_share"]
 
 
 def decode_attention_pair_flops(num_heads: int, qk_dim: int, v_dim: int) -> int:
@@ -128,8 +129,9 @@ def distinct_ffn_gpus(num_experts: int, top_k: int, ffn_gpus: int) -> float:
     """Expected FFN GPUs one token's ``top_k`` experts sit on, experts spread evenly and routing uniform.
 
     Each GPU holds ``E / n`` experts; a GPU is missed when all ``k`` choices fall among the other ``E - E/n``:
-    ``n x (1 - C(E - E/n, k) / C(E, k))``. A token is sent once per such GPU, which sums its own experts'
-    weighted outputs before sending one vector back.
+    ``n x (1 - C(E - E/n, k) / C(E, k))``. That is the copies a de-duplicating dispatch sends (once per GPU, which
+    sums its own experts' weighted outputs before sending one vector back); a per-expert dispatch such as DeepEP's
+    low-latency kernels sends ``k``.
     """
     chk.positive_int("num_experts", num_experts)
     chk.positive_int("top_k", top_k)
@@ -154,18 +156,35 @@ def split_bytes_per_token(hidden_size: int, element_bytes: float, copies: float 
     return copies * ep_dispatch_bytes(1, 1, hidden_size, element_bytes, scale_group, scale_bytes)
 
 
-def ping_pong_micro_batches(attention_s: float, ffn_s: float, comm_s: float) -> int:
-    """Fewest micro-batches that keep both pools busy in a ping-pong over one layer.
+def ping_pong_micro_batches(attention_s: float, ffn_s: float, out_s: float, back_s: float) -> int:
+    """Fewest micro-batches that keep the slowest stage of a ping-pong over one layer busy all the time.
 
-    While one micro-batch is away from the attention pool (sent, through the experts, back: ``ffn + 2 x comm``)
-    the others must fill it: ``(m - 1) x attention >= ffn + 2 x comm``; the same from the FFN side. With equal
-    compute times ``T`` this is ``m >= 2 x (1 + comm / T)``. At least 2. It does not check that the link keeps
-    up: each micro-batch also occupies the link for ``comm`` per direction, so ``comm`` above the longer
-    compute time makes the link the bottleneck whatever ``m`` is.
+    One micro-batch goes round four stages in turn, each one at a time: attention, the link out, the experts, the
+    link back. With ``m`` in flight the round takes ``attention + out + ffn + back`` and the slowest stage can
+    take a new micro-batch every ``max(...)`` of them, so it never waits once
+    ``m >= (attention + ffn + out + back) / max(attention, ffn, out, back)``. Only the slowest stage can be kept
+    busy; the faster ones idle whatever ``m`` is. Balanced compute (``attention = ffn = T``) and a link time
+    ``c < T`` each way give MegaScale-Infer's ``m >= 2 x (1 + c / T)`` (arXiv 2504.02263, section 4.1). At least 2.
     """
     chk.positive("attention_s", attention_s)
     chk.positive("ffn_s", ffn_s)
-    chk.non_negative("comm_s", comm_s)
-    need_a = 1 + (ffn_s + 2 * comm_s) / attention_s
-    need_f = 1 + (attention_s + 2 * comm_s) / ffn_s
-    return max(2, math.ceil(max(need_a, need_f) - 1e-9))
+    chk.non_negative("out_s", out_s)
+    chk.non_negative("back_s", back_s)
+    cycle = attention_s + ffn_s + out_s + back_s
+    return max(2, math.ceil(cycle / max(attention_s, ffn_s, out_s, back_s) - 1e-9))
+
+
+def attention_busy_share(attention_s: float, ffn_s: float, out_s: float, back_s: float, micro_batches: int) -> float:
+    """Share of the time an attention GPU computes in a steady ping-pong of ``micro_batches`` (a fixed cycle).
+
+    ``min(m x attention / round, attention / slowest stage)``: too few micro-batches and the round is the limit;
+    enough of them and the slowest stage is. 1 only when attention is the slowest stage and ``m`` is at least
+    :func:`ping_pong_micro_batches`.
+    """
+    chk.positive("attention_s", attention_s)
+    chk.positive("ffn_s", ffn_s)
+    chk.non_negative("out_s", out_s)
+    chk.non_negative("back_s", back_s)
+    chk.positive_int("micro_batches", micro_batches)
+    cycle = attention_s + ffn_s + out_s + back_s
+    return min(micro_batches * attention_s / cycle, attention_s / max(attention_s, ffn_s, out_s, back_s))

@@ -26,8 +26,9 @@ __all__ = ["frame_seconds", "FirstAudio", "first_audio", "stream_gap_s", "tokens
 def frame_seconds(total_upsample: int, sample_rate: int) -> float:
     """Audio one codec frame covers: ``samples per frame / samples per second``.
 
-    Qwen3-Omni's code2wav upsamples each frame by 8 x 5 x 4 x 3 x 2 x 2 = 1,920 samples (Transformers'
-    ``Qwen3OmniMoeCode2WavConfig``) at 24 kHz: 80 ms, 12.5 frames per second.
+    Qwen3-Omni's code2wav upsamples each frame by 8 x 5 x 4 x 3 x 2 x 2 = 1,920 samples (the defaults of
+    Transformers' ``Qwen3OmniMoeCode2WavConfig``) at 24 kHz (vLLM-Omni's default output rate): 80 ms, 12.5 frames
+    per second.
     """
     chk.positive_int("total_upsample", total_upsample)
     chk.positive_int("sample_rate", sample_rate)
@@ -71,19 +72,22 @@ def first_audio(thinker_prefill_s: float, lead_tokens: int, thinker_tpot_s: floa
 
 
 def stream_gap_s(first_chunk_frames: int, next_chunk_frames: int, frame_step_s: float, frame_s: float,
-                 codec_s: float) -> float:
-    """Silence between the first chunk and the second, if any: ``max(0, next x step + codec - first x frame)``.
+                 first_codec_s: float, next_codec_s: float) -> float:
+    """Silence between the first chunk and the second, if any:
+    ``max(0, next x step + next codec - (first codec + first x frame))``.
 
-    The first chunk plays for ``first_chunk_frames x frame_s`` while the talker makes the next
-    ``next_chunk_frames`` frames and the codec decodes them; a small first chunk buys first-audio latency and costs
-    a gap unless the talker runs well ahead of real time.
+    Time runs from the first chunk's last frame: that chunk then takes its code2wav and plays for
+    ``first_chunk_frames x frame_s``; the second needs ``next_chunk_frames`` more talker steps and its own code2wav.
+    Transport delays both alike and cancels, and so does code2wav when the two chunks take the same time. A small
+    first chunk buys first-audio latency and costs a gap unless the talker runs well ahead of real time.
     """
     chk.positive_int("first_chunk_frames", first_chunk_frames)
     chk.positive_int("next_chunk_frames", next_chunk_frames)
     chk.non_negative("frame_step_s", frame_step_s)
     chk.positive("frame_s", frame_s)
-    chk.non_negative("codec_s", codec_s)
-    return max(0.0, next_chunk_frames * frame_step_s + codec_s - first_chunk_frames * frame_s)
+    chk.non_negative("first_codec_s", first_codec_s)
+    chk.non_negative("next_codec_s", next_codec_s)
+    return max(0.0, next_chunk_frames * frame_step_s + next_codec_s - first_codec_s - first_chunk_frames * frame_s)
 
 
 def tokens_per_forward(block: int, steps: int) -> float:

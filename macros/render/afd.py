@@ -74,7 +74,8 @@ def afd_ratio(model: Model, attn_gpu: Gpu, ffn_gpu: Gpu, batch: int, context: in
     params + batch × context × 2 × heads × (qk + v))`, projections at the weight format's peak and scores at
     BF16. FFN work for `attention GPUs × batch` tokens: `max(experts × bytes per expert / HBM, tokens × top-k ×
     2 × params per expert / peak)` GPU-seconds; FFN GPUs that match the attention time = work / attention time.
-    Shared expert and router stay with attention and are left out of both sides.
+    Every attention GPU runs all heads for its own sequences (data-parallel attention, no tensor parallelism).
+    The shared expert and the router are left out of both sides' times (either side can run them).
     """
     m = model
     if not attn_gpus:
@@ -93,7 +94,8 @@ def afd_ratio(model: Model, attn_gpu: Gpu, ffn_gpu: Gpu, batch: int, context: in
     ex.input("routed experts / top-k / bytes per expert",
              f"{m.moe.num_experts} / {m.moe.experts_per_token} / {U.fmt_bytes(s.per_expert_bytes)} "
              f"({weight_fmt.name})", _mlink(m))
-    ex.input("batch per attention GPU / context", f"{_i(batch)} sequences / {_i(context)} tokens", GIVEN)
+    ex.input("sequences per micro-batch on each attention GPU / context", f"{_i(batch)} / {_i(context)} tokens",
+             GIVEN)
     ex.input(f"{attn_gpu.name}: HBM / {inputs.peak_flops(attn_gpu, weight_fmt)[1]} / dense BF16",
              f"{U.fmt_bandwidth(attn_gpu.memory_bandwidth_bytes_per_s)} / "
              f"{U.fmt_flops(inputs.peak_flops(attn_gpu, weight_fmt)[0])} / {U.fmt_flops(attn_gpu.bf16_dense_flops)}",
@@ -122,9 +124,10 @@ def afd_ratio(model: Model, attn_gpu: Gpu, ffn_gpu: Gpu, batch: int, context: in
               f"{_n(AFD.balanced_ffn_gpus(last.gpu_s, a.time_s))}")
     ex.note(f"Expert work is in GPU-seconds: spread evenly over n FFN GPUs each takes work ÷ n. While the experts "
             "are bound by their reads the work does not grow with tokens, so more attention GPUs per FFN GPU are "
-            "nearly free; once bound by FLOPs the ratio stops moving. Uniform routing, every expert touched, "
-            f"peak rates, no kernel overheads; shared expert, router and the {m.moe.first_dense_layers} dense "
-            "layers left out.")
+            "nearly free; once bound by FLOPs the ratio stops moving. Each attention GPU runs every head for its own "
+            "sequences (data-parallel attention). Uniform routing, every expert touched, peak rates, no kernel "
+            f"overheads; the shared expert, the router (either side can run them) and the "
+            f"{m.moe.first_dense_layers} dense layers left out.")
     return ex.render()
 
 
@@ -135,11 +138,13 @@ def afd_traffic(model: Model, attn_gpu: Gpu, ffn_gpu: Gpu, batch: int, context: 
                 weight_fmt: Format = "fp8") -> str:
     """Worked example: what crosses the attention-FFN split per token and layer, and the ping-pong it needs.
 
-    A token goes to each FFN GPU holding one of its experts (`n × (1 − C(E − E/n, k) / C(E, k))` of them on
-    average) as FP8 with a float32 scale per 128 channels, and gets one BF16 vector back from each. Per
-    micro-batch and layer on one attention GPU: `batch ×` those bytes over each link rate (and over the attention
-    GPU's NVLink, per direction, from the catalog); micro-batches needed `m ≥ 1 + (other side + 2 × link) / this
-    side`, from both sides.
+    With a de-duplicating dispatch a token goes once to each FFN GPU holding one of its experts
+    (`n × (1 − C(E − E/n, k) / C(E, k))` of them on average) as FP8 with a float32 scale per 128 channels, and gets
+    one BF16 vector back from each; a per-expert dispatch sends `k`. Per micro-batch and layer on one attention
+    GPU: `batch ×` those bytes over each link rate (and over the attention GPU's NVLink, per direction, from the
+    catalog), out and back separately. Micro-batches needed `m ≥ (attention + experts + out + back) / the slowest
+    of the four`; the attention GPU's busy share at that `m`; the KV of `m` micro-batches plus the attention
+    weights of every layer against the attention GPU's memory.
     """
     m = model
     if not links_gb_per_s:
@@ -159,32 +164,55 @@ def afd_traffic(model: Model, attn_gpu: Gpu, ffn_gpu: Gpu, batch: int, context: 
                       attn_gpu.interconnect_bytes_per_s_per_direction))
     ex = Example(f"{m.name}: bytes across the split, {attn_gpus} attention and {ffn_gpus} FFN GPUs")
     ex.formula("to FFN = copies × (hidden × 1 + hidden / 128 × 4) bytes; back = copies × hidden × 2 bytes")
-    ex.formula("micro-batches m ≥ 1 + (other side + 2 × link time) / this side; the link keeps up only if its "
-               "time ≤ the longer compute time")
+    ex.formula("micro-batches m ≥ (attention + experts + link out + link back) / the slowest of the four; only "
+               "that slowest stage is kept busy")
+    ex.formula("attention busy share = min(m × attention / round, attention / slowest stage)")
     ex.input("hidden / routed experts / top-k / MoE layers",
              f"{_i(m.hidden_size)} / {m.moe.num_experts} / {m.moe.experts_per_token} / {layers}", _mlink(m))
     ex.input("experts per FFN GPU", _i(m.moe.num_experts // ffn_gpus), f"{m.moe.num_experts} ÷ {ffn_gpus}")
-    ex.input("batch per attention GPU / context", f"{_i(batch)} sequences / {_i(context)} tokens", GIVEN)
+    ex.input("sequences per micro-batch on each attention GPU / context", f"{_i(batch)} / {_i(context)} tokens",
+             GIVEN)
+    ex.input(f"{attn_gpu.name} memory", U.fmt_gb(attn_gpu.memory_bytes), _glink(attn_gpu))
     ex.step(f"one copy: {U.fmt_bytes(out1)} out (FP8 + scales), {U.fmt_bytes(back1)} back (BF16)")
-    ex.step(f"FFN GPUs a token reaches: {_n(copies)} of {ffn_gpus} (top-{m.moe.experts_per_token})")
+    ex.step(f"FFN GPUs a token reaches: {_n(copies)} of {ffn_gpus} (top-{m.moe.experts_per_token}); a "
+            f"de-duplicating dispatch sends that many copies, a per-expert one {m.moe.experts_per_token} "
+            f"({U.fmt_bytes(out1 * m.moe.experts_per_token)} out, {U.fmt_bytes(back1 * m.moe.experts_per_token)} "
+            "back, before message headers)")
     ex.step(f"per token per MoE layer: {U.fmt_bytes(out)} out, {U.fmt_bytes(back)} back; per token per step "
             f"({layers} MoE layers): {U.fmt_bytes(out * layers)} out, {U.fmt_bytes(back * layers)} back")
-    ex.step(f"per layer and micro-batch of {_i(batch)}: attention {U.fmt_seconds(t_a)}, experts "
-            f"{U.fmt_seconds(t_f)} per FFN GPU ({_i(attn_gpus * batch)} tokens over {ffn_gpus} GPUs)")
-    rows = ["| Link per attention GPU, each direction | Link time per micro-batch and layer | Link keeps up | "
-            "Micro-batches needed |", "| --- | ---: | --- | ---: |"]
+    kv_seq = F.kv_bytes_per_sequence(m, context, kv_dtype)
+    attn_weights = s.attn_weight_bytes * m.num_hidden_layers
+    ex.step(f"per layer and micro-batch ({_i(batch)} sequences on each attention GPU): attention "
+            f"{U.fmt_seconds(t_a)}, experts {U.fmt_seconds(t_f)} per FFN GPU ({_i(attn_gpus * batch)} tokens over "
+            f"{ffn_gpus} GPUs)")
+    ex.step(f"an attention GPU holds m micro-batches: KV {U.fmt_bytes(kv_seq)} per sequence ({m.num_hidden_layers} "
+            f"layers), so m × {U.fmt_gb(batch * kv_seq)}, plus {U.fmt_gb(attn_weights)} of attention weights "
+            f"({weight_fmt.name}, every layer)")
+    rows = ["| Link per attention GPU, each direction | Out / back per micro-batch and layer | Slowest stage | "
+            "Micro-batches m | Attention busy | KV + attention weights at m |",
+            "| --- | ---: | --- | ---: | ---: | ---: |"]
+    slowest_link = None
     for label, bw in links:
-        comm = max(out, back) * batch / bw
-        ok = comm <= max(t_a, t_f)
-        rows.append(f"| {label} | {U.fmt_seconds(comm)} | {'yes' if ok else 'no: the link sets the pace'} | "
-                    f"{AFD.ping_pong_micro_batches(t_a, t_f, comm)} |")
+        c_out, c_back = out * batch / bw, back * batch / bw
+        stages = (("attention", t_a), ("experts", t_f), ("link out", c_out), ("link back", c_back))
+        name = max(stages, key=lambda st: st[1])[0]
+        slowest_link = slowest_link or (c_back, name)
+        mb = AFD.ping_pong_micro_batches(t_a, t_f, c_out, c_back)
+        busy = AFD.attention_busy_share(t_a, t_f, c_out, c_back, mb)
+        held = mb * batch * kv_seq + attn_weights
+        fits = "fits" if held <= attn_gpu.memory_bytes else "does not fit"
+        rows.append(f"| {label} | {U.fmt_seconds(c_out)} / {U.fmt_seconds(c_back)} | {name} | {mb} | "
+                    f"{U.fmt_pct(busy)} | {U.fmt_gb(held)} ({fits}) |")
     ex.table("\n".join(rows))
     ex.result(f"each token sends {U.fmt_bytes(out)} and receives {U.fmt_bytes(back)} per MoE layer; at the "
-              f"slowest link the split costs {U.fmt_seconds(max(out, back) * batch / links[0][1])} per micro-batch "
-              f"and layer against {U.fmt_seconds(max(t_a, t_f))} of compute")
-    ex.note("Copies per token assume uniform routing and experts spread evenly; each FFN GPU sums its own "
-            "experts' outputs before returning one vector. Sends and receives overlap on a full-duplex link, "
-            "so the longer direction counts. Per-message latency is left out.")
+              f"slowest link the return alone takes {U.fmt_seconds(slowest_link[0])} per micro-batch and layer "
+              f"against {U.fmt_seconds(max(t_a, t_f))} of compute"
+              + (", so the link sets the pace whatever m is" if slowest_link[1].startswith("link") else ""))
+    ex.note("Copies per token assume uniform routing, experts spread evenly and a dispatch that sends a token once "
+            "per FFN GPU, which sums its own experts' outputs before returning one vector. Out and back use "
+            "separate directions of a full-duplex link, each a stage of its own. Steady state of a fixed cycle: "
+            "no per-message latency, no jitter, every attention GPU equally loaded. The memory column counts "
+            "KV and attention weights, not the shared expert, dense layers, embeddings or activations.")
     return ex.render()
 
 

@@ -36,8 +36,9 @@ def omni_first_audio(prefill_ms: float, lead_tokens: int, thinker_tpot_ms: float
     """Worked example: first-audio latency of a Qwen3-Omni-style pipeline from stage latencies (given, in ms).
 
     Streaming: `prefill + lead tokens × thinker TPOT + talker prefill + first chunk × frame step + codec +
-    transport`; the gap before the second chunk `max(0, next chunk × frame step + codec − first chunk × frame)`;
-    frames of 1,920 samples at 24 kHz (Qwen3-Omni's code2wav). Against a pipeline that finishes each stage
+    transport`; the gap before the second chunk `max(0, next chunk × frame step + its code2wav − first chunk's
+    code2wav − first chunk × frame)` (one code2wav time per chunk given, so the two cancel); frames of 1,920
+    samples at 24 kHz (library defaults for Qwen3-Omni's code2wav). Against a pipeline that finishes each stage
     before the next: `prefill + reply tokens × TPOT + talker prefill + all frames × frame step + codec (× chunks)
     + transport`.
     """
@@ -45,7 +46,8 @@ def omni_first_audio(prefill_ms: float, lead_tokens: int, thinker_tpot_ms: float
     frame = OM.frame_seconds(QWEN3_OMNI_UPSAMPLE, QWEN3_OMNI_SAMPLE_RATE)
     fa = OM.first_audio(prefill_ms * ms, lead_tokens, thinker_tpot_ms * ms, talker_prefill_ms * ms,
                         first_chunk_frames, frame_step_ms * ms, codec_ms * ms, transport_ms * ms)
-    gap = OM.stream_gap_s(first_chunk_frames, next_chunk_frames, frame_step_ms * ms, frame, codec_ms * ms)
+    gap = OM.stream_gap_s(first_chunk_frames, next_chunk_frames, frame_step_ms * ms, frame, codec_ms * ms,
+                          codec_ms * ms)
     big = OM.first_audio(prefill_ms * ms, lead_tokens, thinker_tpot_ms * ms, talker_prefill_ms * ms,
                          next_chunk_frames, frame_step_ms * ms, codec_ms * ms, transport_ms * ms)
     frames_total = int(-(-reply_audio_s // frame))  # whole frames that cover the reply
@@ -56,9 +58,10 @@ def omni_first_audio(prefill_ms: float, lead_tokens: int, thinker_tpot_ms: float
     ex = Example("First audio of a thinker → talker → code2wav pipeline, streamed and not")
     ex.formula("first audio = prefill + lead × thinker TPOT + talker prefill + first chunk × frame step + codec "
                "+ transport")
-    ex.formula("gap before chunk 2 = max(0, next chunk × frame step + codec − first chunk × frame length)")
+    ex.formula("gap before chunk 2 = max(0, next chunk × frame step + its code2wav − first chunk's code2wav − first "
+               "chunk × frame length)")
     ex.input("frame length", f"{_i(QWEN3_OMNI_UPSAMPLE)} samples ÷ {_i(QWEN3_OMNI_SAMPLE_RATE)} per second = "
-             f"{U.fmt_seconds(frame)}", "Transformers Qwen3OmniMoeCode2WavConfig; vLLM-Omni 0.30.0")
+             f"{U.fmt_seconds(frame)}", "defaults of Transformers' Qwen3OmniMoeCode2WavConfig and vLLM-Omni 0.30.0")
     ex.input("first chunk / later chunks", f"{first_chunk_frames} / {next_chunk_frames} frames",
              "vLLM-Omni 0.30.0 deploy/qwen3_omni_moe.yaml")
     ex.input("thinker prefill / TPOT / lead tokens", f"{_n(prefill_ms)} ms / {_n(thinker_tpot_ms)} ms / "
@@ -85,8 +88,8 @@ def omni_first_audio(prefill_ms: float, lead_tokens: int, thinker_tpot_ms: float
     ex.step(f"real-time factor of the talker: {_n(frame_step_ms)} ms per {U.fmt_seconds(frame)} frame = {_n(rtf)}"
             + (" (keeps up)" if rtf < 1 else " (falls behind: audio stalls whatever the chunking)"))
     ex.step(f"with a first chunk of {first_chunk_frames}: it plays {U.fmt_seconds(first_chunk_frames * frame)} while "
-            f"the next {next_chunk_frames} frames take {U.fmt_seconds(next_chunk_frames * frame_step_ms * ms)} + "
-            f"code2wav: gap {U.fmt_seconds(gap)}")
+            f"the next {next_chunk_frames} frames take {U.fmt_seconds(next_chunk_frames * frame_step_ms * ms)}; each "
+            f"chunk pays one code2wav and one transport, which cancel: gap {U.fmt_seconds(gap)}")
     ex.result(f"first audio {U.fmt_seconds(fa.total_s)} streamed with a {first_chunk_frames}-frame first chunk"
               + (f" (then a {U.fmt_seconds(gap)} gap)" if gap > 0 else " (no gap after it)")
               + f", {U.fmt_seconds(big.total_s)} with a {next_chunk_frames}-frame first chunk, "
