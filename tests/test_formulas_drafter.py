@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from macros import formulas as F
+from macros.render import inputs
 from macros.render.registry import REGISTRY
 
 
@@ -70,19 +71,49 @@ def test_drafter_payback_llama_draft_model_figures():
     assert f"a = {a:.3g}" in out
 
 
-def test_drafter_payback_mtp_subtracts_shared_embedding_and_head():
-    # DeepSeek-V3: 2 x 129,280 x 7,168 = 1,853,358,080 shared; 14B - that = 12.15B own parameters.
-    out = REGISTRY["drafter_payback"].fn("deepseek-v3", "h200-sxm", n_gpus=8, fmt="fp8", drafter_params=14e9,
+def test_drafter_payback_mtp_memory_excludes_and_cost_includes_the_shared_head():
+    # DeepSeek-V3's MTP module: 11.5B parameters of its own (README_WEIGHTS.md), embedding and head shared,
+    # each 129,280 x 7,168 = 926,679,040. Memory: 11.5e9 bytes in FP8 over 8 GPUs = 1.4375e9 B = 1.34 GiB.
+    # Cost per draft pass at medium batch: (11.5e9 + 926,679,040) / 671e9 = 0.01852.
+    out = REGISTRY["drafter_payback"].fn("deepseek-v3", "h200-sxm", n_gpus=8, fmt="fp8", drafter_params=11.5e9,
                                          drafter_layers=1, draft_length=1, measured_acceptance=0.85)
-    assert "1.85B" in out and "12.15B" in out
+    assert "11.50B" in out and "926.68M" in out and "1.34 GiB" in out
+    assert "= 0.0185 of a target step (medium batch" in out
     # MLA latent 61 x 576 x 2 bytes = 70,272 per token on every GPU; one more layer adds 1,152.
     assert "70,272 bytes" in out and "1,152 bytes" in out
+    # g = 1, v = 1: break-even on compute is a = c.
+    assert "a = 0.0185 (engine" in out
     assert "pays for itself" in out
 
 
-def test_drafter_payback_rejects_a_drafter_smaller_than_what_it_shares():
+def test_drafter_payback_mtp_at_batch_one():
+    # Batch one: c = (2.4e9 - 926,679,040) / 37e9 = 0.03982. v: uniform routing over 256 experts, top 8:
+    # one token reads 8, two read 256 x (1 - (248/256)^2) = 15.75. One expert is 3 x 7,168 x 2,048 =
+    # 44,040,192 FP8 bytes, 58 MoE layers; every other weight is read once either way (the LM head and the
+    # one embedding row in 16-bit, as the FP8 format keeps embeddings).
+    b = F.param_breakdown(inputs.model("deepseek-v3"))
+    per_expert = 3 * 7168 * 2048
+    assert b.params_per_expert == per_expert
+    rest = (b.attention + b.dense_mlp + b.shared_experts + b.router + b.norms) + 2 * b.lm_head + 2 * 7168
+    v = (rest + 15.75 * per_expert * 58) / (rest + 8 * per_expert * 58)
+    out = REGISTRY["drafter_payback"].fn("deepseek-v3", "h200-sxm", n_gpus=8, fmt="fp8", drafter_params=11.5e9,
+                                         drafter_layers=1, draft_length=1, measured_acceptance=0.85,
+                                         drafter_active_params=2.4e9)
+    assert f"v = {v:.3g}" in out and "15.8 for 2" in out
+    c = (2.4e9 - 129280 * 7168) / 37e9
+    assert f"= {c:.3g} of a target step (batch one" in out
+    # g = 1: (1 + a) / (c + v) = 1  =>  a = c + v - 1.
+    assert f"a = {c + v - 1:.3g} (engine" in out
+    assert "pays for its compute" in out
+
+
+def test_drafter_payback_batch_one_needs_a_moe_head():
+    with pytest.raises(Exception, match="drafter_active_params"):
+        REGISTRY["drafter_payback"].fn("llama-3.1-8b", "h100-sxm", draft_model="llama-3.2-1b",
+                                       drafter_active_params=1e9)
     with pytest.raises(Exception, match="shared"):
-        REGISTRY["drafter_payback"].fn("deepseek-v3", "h200-sxm", n_gpus=8, fmt="fp8", drafter_params=1e9)
+        REGISTRY["drafter_payback"].fn("deepseek-v3", "h200-sxm", n_gpus=8, fmt="fp8", drafter_params=11.5e9,
+                                       drafter_active_params=0.5e9)
 
 
 def test_engine_draft_acceptance_is_accepted_over_drafted():
