@@ -12,8 +12,9 @@ from . import inputs
 from .blocks import Example, _i, _k, _mlink, _n
 from .registry import ARGS, Arg, macro
 
-_LAYOUT_NAMES = {"bf16": "BF16 (`bfloat16`)", "fp8_raw": ("FP8, per-tensor scale (vLLM FlashInfer sparse on SM100; "
-                            "SGLang TRT-LLM, TileLang)"),
+_LAYOUT_NAMES = {"bf16": "BF16 (`bfloat16`; vLLM's `auto` on Hopper and SM100)",
+                 "fp8_raw": ("FP8, per-tensor scale (vLLM FlashInfer sparse: SM100 with `fp8`, Hopper with "
+                             "`fp8_e4m3`; SGLang TRT-LLM, TileLang)"),
                  "fp8_ds_mla": "FP8 + FP32 scales, BF16 RoPE (`fp8_ds_mla`)",
                  "nvfp4_ds_mla": "NVFP4 + FP8 RoPE (`nvfp4_ds_mla`, SM100)"}
 _VLLM_FLASHMLA = ("[vLLM 0.33.0 flashmla_sparse.py](https://github.com/vllm-project/vllm/blob/v0.33.0/"
@@ -214,7 +215,8 @@ def dsa_offload(context: int, batch: int, host_gb_per_s: float, miss_fractions: 
              f"{_mlink(m)}; {_VLLM_FLASHMLA}")
     ex.input("top-k", _i(d.index_topk), _cfg(d))
     ex.input("buffer rows per sequence and layer", f"2 × top-k = {_i(2 * d.index_topk)}",
-             "vLLM 0.33.0 HiSparse default: one top-k per decode query plus one top-k of slack")
+             "vLLM 0.33.0 HiSparse default, (decode query length + 1) × top-k, at query length 1 "
+             "(no speculative tokens)")
     ex.input("batch / context", f"{_i(batch)} / {_i(context)} tokens", "given")
     ex.input("host-to-GPU bandwidth", U.fmt_bandwidth(bw), "assumption (one direction, per GPU)")
     ex.step(f"in host memory: {_i(batch)} × {_i(L)} × {_i(context)} × {_i(main)} = {_b(host)}")
@@ -226,10 +228,13 @@ def dsa_offload(context: int, batch: int, host_gb_per_s: float, miss_fractions: 
     rows.append(f"| full attention, whole context each step | {_b(full)} | {U.fmt_seconds(full / bw)} |")
     ex.table("\n".join(rows))
     worst = batch * S.reload_bytes_per_step(d.index_topk, main, L, 1)
-    ex.result(f"with no reuse between steps the host link alone takes {U.fmt_seconds(worst / bw)} per step, "
+    ex.result(f"with no reuse between steps the host link adds {U.fmt_seconds(worst / bw)} to every step, "
               f"against {U.fmt_seconds(full / bw)} to stream the whole context; offloading only works because "
               "consecutive steps select mostly the same tokens, so the miss fraction, not top-k, sets the traffic")
-    ex.note("Miss fractions are assumptions: measure them (vLLM's HiSparse connector keeps transfer statistics). "
+    ex.note("Miss fractions are assumptions: measure them (vLLM's HiSparse connector counts buffer hits, misses "
+            "and host-to-device bytes). With speculative decoding every verified token selects its own top-k, "
+            "which multiplies both the reload and the buffer. HiSparse also pins two tail pages per request on "
+            "the GPU, a small addition left out here. "
             "MLA is not split across tensor-parallel ranks, so every GPU attends over the same rows and needs "
             "them in its own buffer. Indexer writes and the new token's row (mirrored to host) are left out.")
     return ex.render()
