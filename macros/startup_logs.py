@@ -44,6 +44,7 @@ class LoggedFigures(S._Schema):
     weights_gib: Optional[float] = None
     kv_cache_gib: Optional[float] = None
     kv_cache_tokens: Optional[int] = None
+    kv_cache_blocks: Optional[int] = None
     non_kv_gib: Optional[float] = None
 
 
@@ -54,12 +55,15 @@ class LogEntry(S._Schema):
     engine_version: str
     model: str
     checkpoint: str
-    gpu: str
+    gpu: Optional[str] = None
+    gpu_name: Optional[str] = None
     tensor_parallel_size: int
+    max_model_len: Optional[int] = None
     gpu_memory_utilization: Optional[float] = None
     mxfp4_backend: Optional[str] = None
     logged_model: Optional[str] = None
     stand_in_note: Optional[str] = None
+    notes: Optional[str] = None
     lines: list[str]
     logged: LoggedFigures
     unreproduced: dict[str, str] = {}
@@ -91,8 +95,15 @@ def _load(directory: Path) -> tuple[dict, ...]:
             raise where.err("model", f"{vals['model']!r} is not a key in models.yaml")
         if vals["checkpoint"] not in ckpts and vals["checkpoint"] not in cat.models:
             raise where.err("checkpoint", f"{vals['checkpoint']!r} is in neither checkpoints.yaml nor models.yaml")
-        if vals["gpu"] not in cat.gpus:
+        if vals["gpu"] is None and not vals["gpu_name"]:
+            raise where.err("gpu", "give a gpus.yaml key, or gpu_name for a GPU the catalog lacks")
+        if vals["gpu"] is not None and vals["gpu"] not in cat.gpus:
             raise where.err("gpu", f"{vals['gpu']!r} is not a key in gpus.yaml")
+        lg = vals["logged"]
+        if lg["kv_cache_blocks"] is not None:  # vLLM V0 logs blocks of BLOCK tokens
+            if lg["kv_cache_tokens"] is not None:
+                raise where.err("logged.kv_cache_blocks", "give blocks or tokens, not both")
+            lg["kv_cache_tokens"] = lg["kv_cache_blocks"] * BLOCK
         if not vals["lines"]:
             raise where.err("lines", "quote at least one log line")
         for name in vals["unreproduced"]:
@@ -149,7 +160,9 @@ def compare(log: dict) -> Comparison:
     """Size ``log``'s deployment and set each figure's relative error (predicted / logged − 1)."""
     from .size import size
 
-    argv = [log["checkpoint"], "--gpu", log["gpu"], "--tensor-parallel-size", str(log["tensor_parallel_size"])]
+    argv = [log["checkpoint"], "--tensor-parallel-size", str(log["tensor_parallel_size"])]
+    if log["gpu"]:  # a GPU the catalog lacks sizes weights and KV per token alike; no budget is compared
+        argv += ["--gpu", log["gpu"]]
     if log["mxfp4_backend"]:
         argv += ["--mxfp4-backend", log["mxfp4_backend"]]
     if log["gpu_memory_utilization"] is not None:
@@ -158,7 +171,7 @@ def compare(log: dict) -> Comparison:
     allowance = (F.DEFAULT_ACTIVATION_BYTES + F.DEFAULT_RUNTIME_RESERVE_BYTES) / GIB
     c = Comparison(log, r["weights_bytes_per_gpu"] / GIB, r["kv_bytes_per_token_per_gpu"], allowance,
                    fits=r["fits"])
-    if log["gpu_memory_utilization"] is not None:
+    if log["gpu_memory_utilization"] is not None and log["gpu"]:
         c.requested_gib = r["requested_bytes"] / GIB
     lg, why = log["logged"], log["unreproduced"]
     if lg["weights_gib"] is not None:

@@ -36,6 +36,15 @@ def test_the_logs_cover_dense_moe_fp8_mxfp4_tp_and_both_engines():
     assert {log["engine"] for log in LOGS} == {"vllm", "sglang"}
     assert any(log["tensor_parallel_size"] > 1 for log in LOGS)
     assert {log["checkpoint"] for log in LOGS} >= {"gpt-oss-120b", "llama-3.1-405b-instruct-fp8", "llama-3.1-8b"}
+    assert sum("kv_cache_tokens" not in compare(log).gaps for log in LOGS) >= 2
+
+
+def test_v0_block_counts_are_reproduced_from_the_logged_kv_memory():
+    # vllm#10517, RTX 3090: kv_cache_size=3.81GiB -> "GPU blocks: 1952"; 2 MiB per 16-token block of
+    # Llama 3.1 8B (131,072 bytes per token) gives 1,950 blocks, 0.1% under (the log rounds to 0.01 GiB)
+    c = next(compare(log) for log in LOGS if log["key"] == "vllm-10517-llama-3.1-8b-rtx3090-20k")
+    assert c.log["logged"]["kv_cache_tokens"] == 1952 * 16
+    assert c.tokens_from_logged_kv == 1950 * 16
 
 
 def test_marlin_gpt_oss_and_llama_weights_match_and_the_h100_refusal_is_predicted():

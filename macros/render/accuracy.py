@@ -33,7 +33,7 @@ def sizing_accuracy() -> str:
     for i, c in enumerate(compare_all(), 1):
         log, lg = c.log, c.log["logged"]
         model = log["checkpoint"] + (f" (served: {log['logged_model']})" if log["logged_model"] else "")
-        dep = (f"{model}, {log['engine']} {log['engine_version']}, {log['gpu']} × "
+        dep = (f"{model}, {log['engine']} {log['engine_version']}, {log['gpu'] or log['gpu_name']} × "
                f"{log['tensor_parallel_size']}" + (f", MXFP4 {log['mxfp4_backend']}" if log["mxfp4_backend"] else ""))
         tokens = f"{lg['kv_cache_tokens']:,}" if lg["kv_cache_tokens"] is not None else "not logged"
         if c.tokens_from_logged_kv is not None:
