@@ -46,6 +46,8 @@ class LoggedFigures(S._Schema):
     kv_cache_tokens: Optional[int] = None
     kv_cache_blocks: Optional[int] = None
     non_kv_gib: Optional[float] = None
+    activation_gib: Optional[float] = None
+    profile_tokens: Optional[int] = None
 
 
 class LogEntry(S._Schema):
@@ -64,6 +66,7 @@ class LogEntry(S._Schema):
     logged_model: Optional[str] = None
     stand_in_note: Optional[str] = None
     notes: Optional[str] = None
+    profile_tokens_note: Optional[str] = None
     lines: list[str]
     logged: LoggedFigures
     unreproduced: dict[str, str] = {}
@@ -137,6 +140,8 @@ class Comparison:
     requested_gib: float | None = None
     fits: bool | None = None
     gaps: dict[str, str] = field(default_factory=dict)
+    activation_gib: float | None = None
+    activation_error: float | None = None
 
     @property
     def non_kv_logged_gib(self) -> float | None:
@@ -174,6 +179,10 @@ def compare(log: dict) -> Comparison:
     if log["gpu_memory_utilization"] is not None and log["gpu"]:
         c.requested_gib = r["requested_bytes"] / GIB
     lg, why = log["logged"], log["unreproduced"]
+    if lg["activation_gib"] is not None and lg["profile_tokens"] is not None:
+        m = load_catalog().model(log["model"])
+        c.activation_gib = F.profile_mlp_activation_bytes(m, lg["profile_tokens"], log["tensor_parallel_size"]) / GIB
+        c.activation_error = c.activation_gib / lg["activation_gib"] - 1
     if lg["weights_gib"] is not None:
         c.weights_error = c.weights_gib / lg["weights_gib"] - 1
         if abs(c.weights_error) > WEIGHTS_TOLERANCE:

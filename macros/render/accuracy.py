@@ -26,11 +26,14 @@ def sizing_accuracy() -> str:
     """
     from ..startup_logs import TOKENS_TOLERANCE, WEIGHTS_TOLERANCE, compare_all
 
+    comparisons = compare_all()
     rows = ["| Log | Deployment | Weights logged | Weights predicted | Error | KV tokens (logged / from logged KV) "
             "| Non-KV overhead logged / allowance |",
             "| --- | --- | --- | --- | --- | --- | --- |"]
     notes = []
-    for i, c in enumerate(compare_all(), 1):
+    act = ["| Log | Profile batch (tokens) | Activation peak logged | Estimate | Error |",
+           "| --- | --- | --- | --- | --- |"]
+    for i, c in enumerate(comparisons, 1):
         log, lg = c.log, c.log["logged"]
         model = log["checkpoint"] + (f" (served: {log['logged_model']})" if log["logged_model"] else "")
         dep = (f"{model}, {log['engine']} {log['engine_version']}, {log['gpu'] or log['gpu_name']} × "
@@ -43,6 +46,9 @@ def sizing_accuracy() -> str:
                                              f"({_pct(c.non_kv_allowance_gib / over - 1)})"
         rows.append(f"| [{i}]({log['url']}) | {dep} | {_gib(lg['weights_gib'])} | {_gib(c.weights_gib)} | "
                     f"{_pct(c.weights_error)} | {tokens} | {over_cell} |")
+        if c.activation_gib is not None:
+            act.append(f"| [{i}]({log['url']}) | {lg['profile_tokens']:,} | {_gib(lg['activation_gib'])} | "
+                       f"{_gib(c.activation_gib)} | {_pct(c.activation_error)} |")
         for figure, why in c.gaps.items():
             notes.append(f"- [{i}] {figure.replace('_', ' ')}: {' '.join(why.split())}")
         if log["stand_in_note"]:
@@ -51,4 +57,8 @@ def sizing_accuracy() -> str:
             f"figure; KV tokens within {TOKENS_TOLERANCE:.0%} of the logged \"GPU KV cache size\" given the "
             "logged \"Available KV cache memory\" (tokens = logged KV bytes / the engine's KV bytes per token "
             "per GPU, rounded down to whole 16-token blocks). Errors are predicted / logged − 1.")
-    return "\n\n".join([head, "\n".join(rows), "Figures not reproduced, and why:", "\n".join(notes)])
+    act_head = ("The profile run's activation peak against an estimate from the feed-forward block "
+                "(`profile_mlp_activation_bytes`: batch tokens × (3 × intermediate / TP + 3 × hidden) × 2 bytes), "
+                "for the logs that print it:")
+    return "\n\n".join([head, "\n".join(rows), "Figures not reproduced, and why:", "\n".join(notes),
+                        act_head, "\n".join(act)])
