@@ -1,9 +1,10 @@
 """Size a vLLM deployment from the terminal: ``python -m macros.size CONFIG [vLLM flags]``.
 
-CONFIG is a catalog model key (its shipped checkpoint from checkpoints.yaml when there is one) or the
-path of a model's config.json. The flags are vLLM's own names; the output is the start-up ledger as
-vLLM 0.33.0 logs it ("Model loading took", "Available KV cache memory", "GPU KV cache size: N
-tokens, Maximum concurrency for L tokens per request: X.XXx"), or with ``--json`` one object.
+CONFIG is a catalog model key (its shipped checkpoint from checkpoints.yaml when there is one), a
+checkpoint key of checkpoints.yaml, or the path of a model's config.json. The flags are vLLM's own
+names; the output is the start-up ledger as vLLM 0.33.0 logs it ("Model loading took", "Available
+KV cache memory", "GPU KV cache size: N tokens, Maximum concurrency for L tokens per request:
+X.XXx"), or with ``--json`` one object.
 
 Model of the engine (each a stated simplification):
 
@@ -50,7 +51,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python -m macros.size", description=__doc__.split("\n\n")[0])
-    p.add_argument("config", help="catalog model key, or the path of a config.json")
+    p.add_argument("config", help="catalog model or checkpoint key, or the path of a config.json")
     p.add_argument("--gpu", default="h100-sxm", help="catalog GPU key (default h100-sxm)")
     p.add_argument("--engine", default=f"vllm=={REFERENCE}", help=f"vllm==VERSION (only {REFERENCE})")
     p.add_argument("--tensor-parallel-size", "-tp", type=int, default=1)
@@ -75,11 +76,15 @@ _QUANT = {"fp8": "fp8", "fbgemm_fp8": "fp8", "mxfp4": "mxfp4", "awq": "int4-g128
 
 def _load_model(config: str):
     """(model, quantization_config or None, format key of the rest, source) for a key or a path."""
+    from .catalog.checkpoints import load_checkpoints, shipped_checkpoint
+
     cat = load_catalog()
     path = Path(config)
+    ckpts = load_checkpoints()
+    if config in ckpts and config not in cat.models and not path.exists():
+        ck = ckpts[config]  # a released checkpoint by its own key (llama-3.1-405b-instruct-fp8)
+        return cat.model(ck.model), dict(ck.quantization_config or {}), ck.torch_dtype, f"checkpoint {ck.hf_repo}"
     if config in cat.models and not path.exists():
-        from .catalog.checkpoints import shipped_checkpoint
-
         m = cat.model(config)
         ck = shipped_checkpoint(config)
         if ck is not None:

@@ -34,6 +34,7 @@ __all__ = [
     "kv_cache_bytes",
     "naive_kv_cache_bytes",
     "DEFAULT_MAX_NUM_BATCHED_TOKENS",
+    "profile_mlp_activation_bytes",
 ]
 
 # vLLM's defaults at the reference release, read from its facts snapshot (macros/facts/defaults.py,
@@ -254,3 +255,21 @@ def naive_kv_cache_bytes(num_layers: int, hidden_size: int, batch: int, context:
     chk.non_negative_int("context", context)
     chk.positive("element_bytes", element_bytes)
     return 2 * num_layers * hidden_size * batch * context * element_bytes
+
+
+def profile_mlp_activation_bytes(model, tokens: int, tp: int = 1, act_bytes: int = 2) -> float:
+    """Estimated activation peak of the engine's profile run: one forward pass over ``tokens`` tokens
+    (the dummy batch of max-num-batched-tokens), at the feed-forward block of a dense model.
+
+    While the gated activation runs, the fused gate/up output (2 x intermediate / tp per token), the
+    activation's output (intermediate / tp) and about three hidden-size tensors (the residual, the
+    normed input and the block output) are alive: ``tokens x (3 x intermediate / tp + 3 x hidden) x
+    act_bytes``. Attention scores are not materialised by flash attention and the logits of a profile
+    run are computed for few tokens, so neither is counted. An estimate, stated with its measured
+    error on docs/reference/sizing-accuracy.md; mixture-of-experts layers are not modelled.
+    """
+    if model.moe is not None or not model.intermediate_size:
+        raise ValueError(f"{model.key}: the profile-run estimate covers dense models only")
+    if tokens < 1 or tp < 1:
+        raise ValueError(f"tokens and tp must be >= 1, got {tokens}, {tp}")
+    return tokens * (3 * model.intermediate_size / tp + 3 * model.hidden_size) * act_bytes

@@ -99,6 +99,7 @@ from . import afd  # noqa: F401
 from . import omni  # noqa: F401
 from . import sparse_attn  # noqa: F401
 from . import kv_lowbit  # noqa: F401
+from . import accuracy  # noqa: F401
 from .blocks import anchor_id, catalog_href, catalog_link, example_block
 from .registry import MACROS, REGISTRY, macro
 
