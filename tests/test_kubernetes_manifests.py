@@ -196,3 +196,52 @@ def test_gateway_api_route_is_checked_against_its_vendored_crd(tmp_path):
     bad.write_text(good.replace("weight: 95", "weight: ninety-five"))
     with pytest.raises(ManifestError, match=r"weight: 'ninety-five' is not of type 'integer'"):
         validate_file(bad)
+
+
+VLLM_IMAGE = re.compile(r"^\s*image:\s*vllm/vllm-openai:(?P<tag>[^\s@]+)", re.M)
+# Every file that runs the vLLM image on a page, the Q133 pinned fixture included (its unpinned twin
+# follows `latest` on purpose, and is the one file left out).
+VLLM_IMAGE_FILES = sorted({*manifest_files(), ROOT / "examples/operations/fixtures/pins/pinned.yaml"})
+
+
+def _vllm_tags(path):
+    return [m["tag"] for m in VLLM_IMAGE.finditer(path.read_text())]
+
+
+def test_vllm_images_are_tagged_with_the_reference_release():
+    # The tag follows macros/catalog/releases.yaml, so a re-pin that forgets a manifest fails here.
+    want = release("vllm").tag
+    tagged = {p: _vllm_tags(p) for p in VLLM_IMAGE_FILES if _vllm_tags(p)}
+    assert len(tagged) >= 10, sorted(map(str, tagged))
+    stale = {str(p.relative_to(ROOT)): tags for p, tags in tagged.items() if set(tags) != {want}}
+    assert not stale, f"vllm/vllm-openai tags other than {want} (macros/catalog/releases.yaml): {stale}"
+
+
+def test_vllm_servers_take_the_model_as_the_positional_argument():
+    # The image's entrypoint is `vllm serve`; the reference release deprecates `--model` there
+    # (utils/argparse_utils.py, FlexibleArgumentParser.parse_args), so args start with the model.
+    import yaml
+    checked = 0
+    for path in VLLM_IMAGE_FILES:
+        for doc in yaml.safe_load_all(path.read_text()):
+            for c in _containers(doc):
+                if not str(c.get("image", "")).startswith("vllm/vllm-openai:") or "command" in c:
+                    continue
+                args = [str(a) for a in c.get("args", [])]
+                assert "--model" not in args and not any(a.startswith("--model=") for a in args), (path, c["name"])
+                assert args and not args[0].startswith("-"), f"{path}: {c['name']}: args must start with the model"
+                checked += 1
+    assert checked >= 8, checked
+
+
+def _containers(node):
+    # Every container spec in a document, however deeply its Pod template is nested.
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("containers", "initContainers") and isinstance(value, list):
+                yield from (c for c in value if isinstance(c, dict))
+            else:
+                yield from _containers(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _containers(item)
