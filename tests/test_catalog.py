@@ -275,7 +275,7 @@ def test_cuda_total_above_the_nvidia_smi_total_is_an_error(copy):
 def test_kv_budget_uses_the_cuda_total_not_the_marketed_figure(cat):
     # vLLM 0.33.0 requests ceil(total x gpu_memory_utilization) of the mem_get_info total
     # (vllm/v1/worker/utils.py request_memory); on an H100 that is 79.20 GiB x 0.92, not the 79.65 GiB nvidia-smi shows.
-    from macros.formulas import memory as M
+    from macros.formulas import kvbudget as M
     g = cat.gpu("h100-sxm")
     budget = M.kv_budget_bytes(g.engine_memory_bytes, 0, 0.92, 0, 0)
     assert budget == pytest.approx(85045477376 * 0.92)
