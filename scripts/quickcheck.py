@@ -31,6 +31,7 @@ QUICK = {
     "page contract (one strict build)": [
         "test_site.py::test_strict_build_produces_home_and_every_question",
         "test_site.py::test_question_pages_honour_the_contract",
+        "test_questionmd.py",
     ],
     "browser checks of the changed pages": ["test_changed_pages.py"],
 }

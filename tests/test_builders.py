@@ -144,3 +144,13 @@ def test_the_excerpt_of_a_long_folded_page_is_a_window_around_the_first_differen
     assert "...%sold%s..." % ("a" * CONTEXT, "z" * (CONTEXT - 3)) in report
     assert "...%snew%s..." % ("a" * CONTEXT, "z" * (CONTEXT - 3)) in report
     assert len(report) < 4 * CONTEXT + 300
+
+
+def test_macros_read_the_page_under_either_builders_page_object():
+    """mkdocs-macros hands macros MkDocs' page (``file.src_uri``); Zensical's macros a page with ``path``
+    and no ``file`` (zensical/extensions/context.py, 0.0.73 to 0.1.3)."""
+    from types import SimpleNamespace
+
+    from macros import page_src
+    assert page_src(SimpleNamespace(file=SimpleNamespace(src_uri="a/b.md"), url="a/b/")) == "a/b.md"
+    assert page_src(SimpleNamespace(path="c/d.md", url="c/d/", meta={})) == "c/d.md"
