@@ -22,7 +22,8 @@ from sitebuild.nav import build_nav
 from sitebuild.practice import page_extract, practice_scripts
 from sitebuild.questionmd import QuestionPageExtension
 from sitebuild.registry import SiteError, load_site
-from sitebuild.shortlinks import SHORT_LINK_DIR, add_copy_link_buttons, icon_symbol, short_link_pages, short_link_url
+from sitebuild.shortlinks import (SHORT_LINK_DIR, add_copy_link_buttons, icon_symbol, short_link_url,
+                                  write_short_links)
 from sitebuild.structure import check_question_html
 
 # The nav entry in mkdocs.yml that is replaced by the generated question navigation.
@@ -156,12 +157,8 @@ def on_post_build(config):
         out = Path(config.site_dir) / DRILLS_SCRIPT
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(_state["drills"], encoding="utf-8")
-    for q in site.questions.values():
-        target = files.get_file_from_path(q.src).url
-        for rel, html in short_link_pages(q.id, target, config.site_url, q.title, q.description).items():
-            out = Path(config.site_dir) / rel
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(html, encoding="utf-8")
+    write_short_links(Path(config.site_dir), site.questions.values(), config.site_url,
+                      lambda q: files.get_file_from_path(q.src).url)
 
 
 def on_files(files, config):
