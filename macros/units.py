@@ -141,6 +141,11 @@ def fmt_flops(flops_per_s: float) -> str:
     return f"{_strip(f'{flops_per_s / 1e12:,.1f}')} TFLOPS"
 
 
+def fmt_ops(ops_per_s: float) -> str:
+    """Decimal integer operations per second in TOPS: 624e12 -> '624 TOPS' (INT8 rates are not FLOPs)."""
+    return f"{_strip(f'{ops_per_s / 1e12:,.1f}')} TOPS"
+
+
 def fmt_seconds(s: float) -> str:
     """A duration: '850 µs', '12.3 ms', '1.24 s', '3.2 min', '2.5 h'."""
     a = abs(s)

@@ -59,7 +59,7 @@ def evaluate(m: Model, g: Gpu, f: Format, kv: Format, expert: Format | None, n_g
         return out
     shard = F.tp_shard(m, n_gpus, f, expert)
     frac = shard.kv_fraction
-    budget = F.kv_budget_bytes(g.memory_bytes, shard.weights_per_gpu, gpu_util, d["activation_bytes"],
+    budget = F.kv_budget_bytes(g.engine_memory_bytes, shard.weights_per_gpu, gpu_util, d["activation_bytes"],
                                d["reserve_bytes"])
     per_seq = F.kv_bytes_per_sequence_paged(m, context, kv, d["block_size"], frac)
     hybrid = None
@@ -71,7 +71,7 @@ def evaluate(m: Model, g: Gpu, f: Format, kv: Format, expert: Format | None, n_g
     out.update({
         "weights_per_gpu": shard.weights_per_gpu, "replicated_extra": shard.replicated_extra_bytes,
         "kv_fraction": frac, "kv_per_token_gpu": out["kv_per_token"] * frac,
-        "usable_per_gpu": g.memory_bytes * gpu_util,
+        "usable_per_gpu": g.engine_memory_bytes * gpu_util,
         "kv_budget": budget, "fits": budget > 0,
         "kv_per_sequence_gpu": per_seq, "blocks_per_sequence": F.blocks_per_sequence(context, d["block_size"]),
         "kv_load_gpu": concurrency * per_seq, "headroom": budget - concurrency * per_seq,

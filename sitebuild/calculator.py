@@ -48,7 +48,7 @@ BLOCKS = {
 # Blocks nested inside a block (exported as objects with these fields, or null).
 SUB_BLOCKS = {"kda": ("num_heads", "head_dim", "short_conv_kernel_size")}
 BLOCK_DOC = {"sliding_window": ("pattern",)}
-GPU_FIELDS = ("key", "name", "memory_bytes", "memory_bandwidth_bytes_per_s", "bf16_dense_flops",
+GPU_FIELDS = ("key", "name", "memory_bytes", "cuda_total_bytes", "memory_bandwidth_bytes_per_s", "bf16_dense_flops",
               "fp8_dense_flops", "int8_dense_ops", "interconnect_bytes_per_s_per_direction",
               "allreduce_latency_s")
 GPU_DOC = ("vendor", "source", "memory_label", "memory_note", "interconnect", "interconnect_note", "tdp_watts",

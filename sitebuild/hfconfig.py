@@ -57,6 +57,35 @@ def _flag(v) -> bool:
     return v is not None and v is not False and v != 0 and v != [] and v != {} and v != ""
 
 
+def _compressed_tensors_format(groups) -> str | None:
+    """Format of a compressed-tensors checkpoint's first config group's weights, if the catalog has it."""
+    if not isinstance(groups, dict) or not groups:
+        return None
+    group = next(iter(groups.values()))
+    w = group.get("weights") if isinstance(group, dict) else None
+    if not isinstance(w, dict):
+        return None
+    typ, bits = w.get("type"), w.get("num_bits")
+    if typ == "float" and bits == 8:
+        return "fp8"
+    if typ == "int" and bits == 8:
+        return "int8"
+    if typ == "int" and bits == 4 and w.get("group_size") == 128:
+        return "int4-g128" if w.get("symmetric", True) is not False else "int4-g128-zp"
+    return None
+
+
+def _left_out(modules, fmt: str, notes: list) -> None:
+    """Note the modules a quantizer leaves in 16-bit beyond lm_head (which the format's rule keeps in
+    16-bit already): the calculator prices them in ``fmt``, so it says so."""
+    extra = [x for x in modules if x != "lm_head"] if isinstance(modules, list) else []
+    if extra:
+        notes.append(["quantization_config", f"left in 16-bit besides lm_head: "
+                                             f"{', '.join(map(str, extra[:3]))}{', ...' if len(extra) > 3 else ''} "
+                                             f"({len(extra)} in all); counted here in {fmt}, so the weights are a "
+                                             "lower bound"])
+
+
 def _quant_format(q, notes: list) -> tuple[str | None, str | None, str | None]:
     """(weight format, expert format, problem) for a quantization_config."""
     if not isinstance(q, dict):
@@ -64,6 +93,14 @@ def _quant_format(q, notes: list) -> tuple[str | None, str | None, str | None]:
     method = q.get("quant_method")
     if method == "fp8":
         return "fp8", None, None
+    if method == "fbgemm_fp8":  # Meta's row-wise FP8; modules_to_not_convert stay in 16-bit
+        _left_out(q.get("modules_to_not_convert"), "fp8", notes)
+        return "fp8", None, None
+    if method == "compressed-tensors":
+        fmt = _compressed_tensors_format(q.get("config_groups"))
+        if fmt is not None:
+            _left_out(q.get("ignore"), fmt, notes)
+            return fmt, None, None
     if method == "mxfp4":
         notes.append(["quantization_config", "MXFP4 routed experts; attention, router and embeddings in BF16"])
         return "bf16", "mxfp4", None

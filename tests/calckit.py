@@ -91,6 +91,10 @@ def cases() -> list[dict]:
         for j in range(3):
             out.append({"kind": "broken-config", "config": _broken(cfg, i * 3 + j), "gpu": gpus[0], "fmt": "bf16",
                         "kv": "bf16", "expert": None, "n": 1, **settings(m)})
+    llama = fixture_configs()["llama-3.1-8b"]
+    for qc in QUANT_VARIANTS:  # quantization_config readings the fixtures do not carry
+        out.append({"kind": "quant-config", "config": {**llama, "quantization_config": qc}, "gpu": gpus[0],
+                    "fmt": "bf16", "kv": "bf16", "expert": None, "n": 1, **settings(cat.model("llama-3.1-8b"))})
     for bad in (None, [], "text", 42, {}):
         out.append({"kind": "broken-config", "config": bad, "gpu": gpus[0], "fmt": "bf16", "kv": "bf16",
                     "expert": None, "n": 1, "ctx": 8192, "conc": 1, "util": 0.9, "mfu": 0.5})
@@ -101,10 +105,23 @@ def _keys(pairs: list) -> list:
     return [p[0] for p in pairs]
 
 
+QUANT_VARIANTS = [
+    {"quant_method": "fbgemm_fp8", "modules_to_not_convert": ["lm_head"]},
+    {"quant_method": "fbgemm_fp8", "modules_to_not_convert": ["model.layers.0.mlp.down_proj", "lm_head"]},
+    {"quant_method": "compressed-tensors", "ignore": ["lm_head"],
+     "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float"}}}},
+    {"quant_method": "compressed-tensors", "ignore": ["lm_head", "re:.*self_attn.*", "a", "b"],
+     "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "int", "group_size": 128, "symmetric": False}}}},
+    {"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {"num_bits": 8, "type": "int"}}}},
+    {"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {"num_bits": 3, "type": "int"}}}},
+    {"quant_method": "compressed-tensors", "config_groups": {}},
+]
+
+
 def python_result(case: dict) -> dict:
     cat = load_catalog()
     parse = None
-    if case["kind"] in ("config", "broken-config"):
+    if case["kind"] in ("config", "broken-config", "quant-config"):
         res = parse_config(case["config"])
         model = res["model"]
         parse = {"model": export_model(model) if model else None, "found": res["found"],
@@ -135,7 +152,7 @@ JS_RUN = """(cases) => {
   const keys = (pairs) => pairs.map((p) => p[0]);
   return cases.map((c) => {
     let m = null, parse = null;
-    if (c.kind === "config" || c.kind === "broken-config") {
+    if (c.kind === "config" || c.kind === "broken-config" || c.kind === "quant-config") {
       const r = E.parseConfig(c.config);
       m = r.model;
       parse = {model: r.model, found: r.found, defaults: r.defaults, unread: keys(r.unread), errors: keys(r.errors),

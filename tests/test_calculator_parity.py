@@ -70,6 +70,8 @@ def _rerun_with(page, source: str, old: str, new: str, cases):
     ("(la.kda ? 1 / tp : kvFractionPerGpu(m, tp))", "(la.kda ? 1 : kvFractionPerGpu(m, tp))",
      "kv_per_sequence_gpu"),                                                            # KDA state split by TP
     ("b.latent_projections * spread + kda", "kda", "weights_per_gpu"),                  # replicated latent MoE
+    ("return g.cuda_total_bytes != null ? g.cuda_total_bytes : g.memory_bytes;",
+     "return g.memory_bytes;", "kv_budget"),                                            # nvidia-smi, not CUDA total
 ])
 def test_a_formula_changed_in_javascript_only_fails(parity, old, new, field):
     actual = _rerun_with(parity["page"], parity["source"], old, new, parity["cases"])

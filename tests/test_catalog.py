@@ -226,6 +226,62 @@ def test_gpu_memory_is_the_usable_total_nvidia_smi_reports(cat):
     assert cat.gpu("b200").memory_bytes == 183359 * 2**20
 
 
+# The totals cudaMemGetInfo reports, as public logs print them (deviceQuery in bytes, PyTorch's OOM
+# message and vLLM's start-up check in GiB to two decimals). Typed from the logs, not from gpus.yaml.
+CUDA_TOTALS_GIB = {
+    "h100-sxm": 85045477376 / 2**30,  # github.com/thamada/nvidia-smi nvsim/H100SXMx8_deviceQuery.py
+    "a100-80gb-sxm": 79.25,           # github.com/HiDream-ai/VAREdit/issues/6
+    "b200": 178.35,                   # github.com/unslothai/unsloth/issues/3411
+    "l4": 22.05,                      # github.com/pytorch/pytorch/issues/175666
+    "l40s": 44.42,                    # github.com/stepfun-ai/Step-Video-T2V/issues/8
+    "rtx-4090": 23.64,                # github.com/ali-vilab/VGen/issues/104
+    "rtx-5090": 31.37,                # github.com/Wan-Video/Wan2.1/issues/465
+}
+
+
+@pytest.mark.parametrize("key, gib", sorted(CUDA_TOTALS_GIB.items()))
+def test_gpu_cuda_total_matches_its_public_log(cat, key, gib):
+    g = cat.gpu(key)
+    assert g.cuda_total_bytes / 2**30 == pytest.approx(gib, abs=0.005)
+    assert g.extra["cuda_total_source"].startswith("https://github.com/")
+    # the driver keeps a few hundred MiB that nvidia-smi counts and CUDA does not
+    assert 300 * 2**20 < g.memory_bytes - g.cuda_total_bytes < 800 * 2**20
+    assert g.engine_memory_bytes == g.cuda_total_bytes
+
+
+def test_every_gpu_has_a_sourced_cuda_total_or_says_it_falls_back(cat):
+    fallbacks = {k for k, g in cat.gpus.items() if "cuda_total_source" not in g.extra}
+    assert fallbacks == {"h100-pcie", "h200-sxm", "b300", "mi300x"}
+    for k in fallbacks:
+        assert cat.gpu(k).extra["cuda_total_note"].startswith("fallback:")
+    assert cat.gpu("h100-pcie").cuda_total_bytes == cat.gpu("h100-sxm").cuda_total_bytes
+    assert cat.gpu("h200-sxm").cuda_total_bytes == cat.gpu("h200-sxm").memory_bytes
+
+
+def test_cuda_total_without_source_or_fallback_note_is_an_error(copy):
+    def strip(d):
+        d["gpus"][1].pop("cuda_total_source")
+    _edit(copy / "gpus.yaml", strip)
+    msg = _error(copy)
+    assert "gpus.yaml" in msg and "[h100-sxm]" in msg and "cuda_total_source" in msg and "fallback" in msg
+
+
+def test_cuda_total_above_the_nvidia_smi_total_is_an_error(copy):
+    _edit(copy / "gpus.yaml", lambda d: d["gpus"][1].update(cuda_total_bytes=90 * 2**30))
+    msg = _error(copy)
+    assert "[h100-sxm]" in msg and "cuda_total_bytes" in msg and "exceeds memory_bytes" in msg
+
+
+def test_kv_budget_uses_the_cuda_total_not_the_marketed_figure(cat):
+    # vLLM 0.33.0 requests ceil(total x gpu_memory_utilization) of the mem_get_info total
+    # (vllm/v1/worker/utils.py request_memory); on an H100 that is 79.20 GiB x 0.92, not the 79.65 GiB nvidia-smi shows.
+    from macros.formulas import memory as M
+    g = cat.gpu("h100-sxm")
+    budget = M.kv_budget_bytes(g.engine_memory_bytes, 0, 0.92, 0, 0)
+    assert budget == pytest.approx(85045477376 * 0.92)
+    assert g.memory_bytes * 0.92 - budget == pytest.approx(453.3125 * 2**20 * 0.92)
+
+
 def test_gpu_dense_flops_are_half_the_sparse_datasheet_figures(cat):
     # H100 SXM datasheet: BF16 1,979 TFLOPS and FP8 3,958 TFLOPS *with sparsity*; dense is half.
     g = cat.gpu("h100-sxm")

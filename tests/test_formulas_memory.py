@@ -326,3 +326,26 @@ def test_paged_tail_waste_matches_paged_minus_exact_for_full_layers(key, ctx, bl
     if m.sliding_window is None and m.linear_attention is None:
         assert tail == pytest.approx(((-ctx) % block) * kv_bytes_per_token(m, BF16))
     assert 0 <= tail <= bound + 1e-6
+
+
+# --------------------------------------------------------------------------------------------------
+# no silent zeros: a capacity of none says why
+# --------------------------------------------------------------------------------------------------
+
+def test_sequence_capacity_names_the_weights_when_they_leave_no_budget():
+    from macros.formulas import sequence_capacity
+    gib = 2**30
+    # 80 GiB x 0.9 = 72 GiB the engine may use; 70 GiB of weights + 3 GiB of allowances leave -1 GiB.
+    cap = sequence_capacity(80 * gib, 70 * gib, 1 * gib, 0.9, 2 * gib, 1 * gib)
+    assert cap.sequences == 0 and cap.limit == "weights" and not cap.loads
+    assert cap.usable_per_gpu == 72 * gib and cap.kv_budget == -1 * gib and cap.overhead_per_gpu == 3 * gib
+
+
+def test_sequence_capacity_names_one_sequence_when_the_budget_is_too_small_for_it():
+    from macros.formulas import sequence_capacity
+    gib = 2**30
+    # 72 - 60 - 3 = 9 GiB of KV budget; one sequence needs 10 GiB: loads, but none fits.
+    cap = sequence_capacity(80 * gib, 60 * gib, 10 * gib, 0.9, 2 * gib, 1 * gib)
+    assert cap.sequences == 0 and cap.limit == "one_sequence" and cap.loads and cap.kv_budget == 9 * gib
+    cap = sequence_capacity(80 * gib, 60 * gib, 3 * gib, 0.9, 2 * gib, 1 * gib)
+    assert cap.sequences == 3 and cap.limit == "fits"

@@ -36,6 +36,7 @@ def test_formatting():
     assert U.fmt_params(70_553_706_496) == "70.55B"
     assert U.fmt_bandwidth(3.35e12) == "3.35 TB/s" and U.fmt_bandwidth(450e9) == "450 GB/s"
     assert U.fmt_flops(989.5e12) == "989.5 TFLOPS"
+    assert U.fmt_ops(624e12) == "624 TOPS" and U.fmt_ops(1248e12) == "1,248 TOPS"
     assert U.fmt_seconds(0.0537) == "53.7 ms" and U.fmt_seconds(70.55) == "70.5 s"
     assert U.fmt_usd(2.95) == "$2.95" and U.fmt_usd(17228) == "$17,228.00"
     assert U.fmt_usd(0.15) == "$0.15" and U.fmt_usd(0.375) == "$0.375" and U.fmt_usd(0.0123) == "$0.0123"

@@ -163,17 +163,23 @@ def test_resources_manifest_matches_the_worked_example():
 
 
 def test_termination_manifest_matches_the_worked_example():
-    # The page computes the grace period from a 15 s preStop sleep, a 2048-token stream at 45 ms per token
-    # and a 10 s exit; the manifest must carry the same sleep and the computed grace period.
+    # The page computes the drain timeout from a 2048-token stream at 45 ms per token (92.16 s, so 93 whole
+    # seconds) and the grace period from a 15 s preStop sleep + that timeout + a 10 s exit (118 s -> 120 s);
+    # the manifest must carry the same sleep, the timeout as vLLM's --shutdown-timeout, and the grace period.
     import yaml
-    from macros.formulas import termination_grace_s
+    from macros.formulas import drain_timeout_s, termination_grace_s
     page = (PAGES / "pod-lifecycle.md").read_text()
     assert "termination_grace(prestop_s=15, max_tokens=2048, tpot_ms=45, exit_s=10)" in page
     doc = next(yaml.safe_load_all((ROOT / "examples/kubernetes/pod-lifecycle/graceful-shutdown.yaml").read_text()))
     spec = doc["spec"]["template"]["spec"]
-    sleep = spec["containers"][0]["lifecycle"]["preStop"]["sleep"]["seconds"]
+    container = spec["containers"][0]
+    sleep = container["lifecycle"]["preStop"]["sleep"]["seconds"]
     assert sleep == 15
-    assert spec["terminationGracePeriodSeconds"] == termination_grace_s(sleep, 2048 * 0.045, 10)
+    args = container["args"]
+    assert "--shutdown-timeout" in args, "without --shutdown-timeout vLLM aborts in-flight streams at SIGTERM"
+    timeout = int(args[args.index("--shutdown-timeout") + 1])
+    assert timeout == drain_timeout_s(2048 * 0.045) == 93
+    assert spec["terminationGracePeriodSeconds"] == termination_grace_s(sleep, timeout, 10) == 120
 
 
 def test_gateway_api_route_is_checked_against_its_vendored_crd(tmp_path):

@@ -118,9 +118,9 @@ def test_bad_input_raises_macro_input_error(call):
 
 
 def test_a_model_that_does_not_fit_says_so():
-    # Llama-3.1-405B in BF16 (405.85e9 x 2 = 811.7 GB) cannot fit one 80 GiB GPU.
+    # Llama-3.1-405B in BF16 (405.85e9 x 2 = 811.7 GB = 756.0 GiB) cannot fit one 80 GiB GPU.
     out = MACROS["memory_budget"]("llama-3.1-405b", "h100-sxm", fmt="bf16", n_gpus=1)
-    assert "does not fit" in out
+    assert "does not load: the weights need 756.0 GiB per GPU, the engine may use 72.9 GiB" in out
 
 
 # --------------------------------------------------------------------------------------------------
@@ -272,3 +272,41 @@ def test_deferred_block_renders_its_markdown_with_a_placeholder_height():
     for bad in (0, -1, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="height_rem"):
             deferred_block("text", bad)
+
+
+def test_integer_rates_are_tops_and_ops_not_flops():
+    # A100 datasheet: INT8 Tensor Core 624 TOPS dense; 624e12 / 2.039e12 B/s = 306.0 op/byte.
+    ai = MACROS["arithmetic_intensity"]("a100-80gb-sxm", batch=64, fmt="int8")
+    assert "| peak (dense INT8) | 624 TOPS |" in ai and "306.0 op/byte" in ai
+    assert "TFLOPS" not in ai and "FLOP/byte" not in ai
+    gemm = MACROS["gemm_intensity"]("a100-80gb-sxm", m=64, k=4096, n=4096, fmt="int8")
+    assert "624 TOPS" in gemm and "TFLOPS" not in gemm and "FLOP/byte" not in gemm
+    assert MACROS["gpu_flops"]("a100-80gb-sxm", "int8") == "624 TOPS"
+    assert MACROS["ridge_point"]("a100-80gb-sxm", "int8") == "306.0 op/byte"
+    # Floating-point formats keep TFLOPS and FLOP/byte (H100 dense BF16 989.5 TFLOPS / 3.35 TB/s).
+    assert MACROS["gpu_flops"]("h100-sxm", "bf16") == "989.5 TFLOPS"
+    assert MACROS["ridge_point"]("h100-sxm") == "295.4 FLOP/byte"
+    pre = MACROS["prefill_time"]("llama-3.1-8b", "a100-80gb-sxm", tokens=4096, fmt="int8")
+    assert "624 TOPS" in pre and "TFLOPS" not in pre
+
+
+# ---------------------------------------------------------------------------------------------- no silent zeros
+
+def test_max_seqs_says_the_model_does_not_load_instead_of_zero():
+    # Llama-3.1-70B in BF16: 70,553,706,496 x 2 bytes = 131.4 GiB on one H100, whose CUDA total is
+    # 85,045,477,376 bytes; x 0.92 (vLLM 0.33's default --gpu-memory-utilization) = 72.9 GiB.
+    w, usable = 70_553_706_496 * 2 / 2**30, 85_045_477_376 * 0.92 / 2**30
+    out = MACROS["max_seqs"]("llama-3.1-70b", "h100-sxm")
+    assert out == f"does not load: the weights need {w:.1f} GiB per GPU, the engine may use {usable:.1f} GiB"
+    assert MACROS["max_context"]("llama-3.1-70b", "h100-sxm") == out
+
+
+def test_max_seqs_says_one_sequence_does_not_fit_instead_of_zero():
+    # FP8 weights (1 byte per parameter, the 2,101,346,304 embedding + lm_head parameters kept at
+    # 2 bytes) = 72,655,052,800 bytes = 67.7 GiB load (72.9 - 67.7 - 3 GiB of allowances = 2.2 GiB
+    # of KV), but one 8K sequence holds 8,192 x 327,680 bytes = 2.5 GiB of KV.
+    out = MACROS["max_seqs"]("llama-3.1-70b", "h100-sxm", fmt="fp8")
+    budget = (85_045_477_376 * 0.92 - (70_553_706_496 + 2_101_346_304)) / 2**30 - 3
+    assert out == (f"one sequence of 8,192 tokens does not fit: it needs 2.50 GiB of KV cache per GPU, "
+                   f"the KV budget is {budget:.2f} GiB")
+    assert re.fullmatch(r"[1-9][\d,]*", MACROS["max_seqs"]("llama-3.1-70b", "h100-sxm", fmt="fp8", n_gpus=2))

@@ -62,6 +62,19 @@ def test_keys_carry_both_forms_of_an_abbreviation():
     assert "TTFT" in keys.split()
 
 
+def test_keys_hold_each_key_point_word_once():
+    keys = si.question_keys("How big is the KV cache?", "Bytes per token of the cache.",
+                            ("KV bytes per token = 2 x layers x kv_heads x head_dim.",
+                             "The cache grows with layers and with context."))
+    words = keys.split()
+    assert keys.startswith("How big is the KV cache? Bytes per token of the cache. ")
+    tail = words[len("How big is the KV cache? Bytes per token of the cache.".split()):]
+    # Each word once, no stop words; the topic's words (also in the title) keep one repeat here.
+    assert "kv_heads" in tail and "head_dim" in tail and "context" in tail and "grows" in tail
+    assert tail.count("layers") == 1 and tail.count("cache") == 1 and tail.count("KV") == 1
+    assert not {"The", "with", "and"} & set(tail)
+
+
 def test_built_index_is_compacted(built_site, registry):
     index = json.loads((built_site / "search" / "search_index.json").read_text(encoding="utf-8"))
     assert set(index["config"]["fields"]) >= {"title", "text", "tags", "keys", "qid"}

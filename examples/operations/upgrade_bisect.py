@@ -6,7 +6,10 @@ benchmark against one installed release and returns its throughput; the tests pa
 
 ``classify_diff`` sorts the differences between two configuration snapshots (the resolved engine
 settings, the environment variables that select kernels, and the library versions) into the four
-categories a regression is attributed to. The key lists name vLLM 0.11 settings and variables.
+categories a regression is attributed to. The key lists name settings and variables of vLLM 0.11 and of the
+reference release, so a snapshot from either side files correctly (``VLLM_ATTENTION_BACKEND`` is read by 0.11
+only; the reference release selects the backend with ``--attention-backend`` and sets the CUDA graph mode from
+``optimization_level``).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ CATEGORIES: dict[str, set[str]] = {
     "scheduling": {"max_num_seqs", "max_num_batched_tokens", "enable_chunked_prefill", "enable_prefix_caching",
                    "async_scheduling", "scheduling_policy", "long_prefill_token_threshold"},
     "kernels": {"attention_backend", "VLLM_ATTENTION_BACKEND", "cudagraph_mode", "compilation_level",
+                "optimization_level",
                 "VLLM_USE_DEEP_GEMM", "VLLM_USE_FLASHINFER_SAMPLER", "quantization_kernel", "enforce_eager"},
     "dependencies": {"torch", "cuda", "nccl", "triton", "transformers", "flashinfer", "driver", "xformers"},
 }

@@ -10,7 +10,7 @@ from typing import Any
 from . import schema as S
 from .records import (ApiPrice, Catalog, CatalogError, Format, Gpu, GpuPrice, Kda, LinearAttention, Mla, Model, Moe,
                       Prices, SlidingWindow)
-from .rules import Where, check_model, check_references
+from .rules import Where, check_gpu, check_model, check_references
 from .yamlio import CATALOG_DIR, display, read_yaml
 
 CATALOG_FILES = ("models.yaml", "gpus.yaml", "formats.yaml", "prices.yaml")
@@ -124,6 +124,8 @@ def load_catalog(path: str | Path | None = None) -> Catalog:
         return hit
     models = _load_models(directory / "models.yaml")
     gpus = _load_list(directory / "gpus.yaml", "gpus", S.GpuEntry, Gpu)
+    for g in gpus.values():
+        check_gpu(Where(display(directory / "gpus.yaml"), "gpus", g.key), g)
     formats = _load_list(directory / "formats.yaml", "formats", S.FormatEntry, Format)
     prices = _load_prices(directory / "prices.yaml")
     check_references(directory, models, gpus, formats, prices)

@@ -142,7 +142,16 @@ class Gpu:
     tdp_watts: float | None
     notes: str = ""
     allreduce_latency_s: float | None = None  # per-call small-message all-reduce time (seconds)
+    # total cudaMemGetInfo reports (what vLLM multiplies by --gpu-memory-utilization); None only for
+    # a hand-made GPU (the calculator's custom GPU), where the memory the user typed stands in
+    cuda_total_bytes: int | None = None
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def engine_memory_bytes(self) -> int:
+        """The device total an engine budgets from: ``cuda_total_bytes`` (catalog GPUs always have
+        it), else ``memory_bytes`` for a hand-made GPU."""
+        return self.cuda_total_bytes if self.cuda_total_bytes is not None else self.memory_bytes
 
 
 @dataclass(frozen=True)

@@ -78,6 +78,21 @@ def check_model(ctx: Where, m: Model) -> None:
         raise ctx.err("stated_params_source", "a stated parameter count needs its source URL")
 
 
+def check_gpu(ctx: Where, g) -> None:
+    """A GPU's CUDA total is sourced, or says it is a fallback; it never exceeds the nvidia-smi total."""
+    src, note = g.extra.get("cuda_total_source"), g.extra.get("cuda_total_note")
+    if not note:
+        raise ctx.err("cuda_total_note", "required: quote the log line the CUDA total comes from, "
+                                         "or start with 'fallback:' and say which figure stands in")
+    if not src and not str(note).startswith("fallback:"):
+        raise ctx.err("cuda_total_source", "required unless cuda_total_note starts with 'fallback:'")
+    if src and str(note).startswith("fallback:"):
+        raise ctx.err("cuda_total_note", "starts with 'fallback:' but cuda_total_source is given")
+    if g.cuda_total_bytes > g.memory_bytes:
+        raise ctx.err("cuda_total_bytes", f"{g.cuda_total_bytes} exceeds memory_bytes {g.memory_bytes} "
+                                          "(cudaMemGetInfo reports at most what nvidia-smi does)")
+
+
 def check_references(directory: Path, models, gpus, formats, prices: Prices) -> None:
     """Rules between files: a model's released format and a price's GPU exist."""
     for m in models.values():

@@ -120,6 +120,7 @@ class GpuEntry(_Schema):
     memory_bytes: PosWhole
     memory_label: str
     memory_note: Optional[str] = None
+    cuda_total_bytes: PosWhole
     memory_bandwidth_bytes_per_s: PosNum
     bf16_dense_flops: PosNum
     fp8_dense_flops: Optional[PosNum] = None

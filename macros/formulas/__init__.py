@@ -12,6 +12,7 @@ Modules by topic:
 - :mod:`.mlops`     A/B sample size, experiment duration, peeking false-positive rate, build vs buy
 - :mod:`.quant`     integer quantization, float-format limits, SmoothQuant, decode speed-up bound
 - :mod:`.specdec`   speculative decoding expected tokens and speed-up
+- :mod:`.drafter`   the acceptance a drafter needs and the KV capacity it costs
 - :mod:`.adapters`  LoRA adapter size
 - :mod:`.vision`    vision-encoder tokens per image
 - :mod:`.transfer`  KV transfer time (disaggregated prefill), model load time
@@ -30,7 +31,10 @@ Modules by topic:
 - :mod:`.evalstats` paired comparison of two models on the same items (McNemar, paired interval)
 - :mod:`.disagg`    fleet scale: M/D/1 prefill pool, Little's-law decode pool, pools from measured throughput
 - :mod:`.wideep`    wide expert parallelism: expert layout with redundant copies, dispatch bytes, EPLB packing
+- :mod:`.afd`       attention-FFN disaggregation (imported as a module: ``from macros.formulas import afd``)
+- :mod:`.omni`      speech-pipeline latency, diffusion decode (imported as a module, not star-imported)
 - :mod:`.kvtier`    KV tiers below the GPU: reload vs recompute, tier capacity and retention, break-even hit rate
+- :mod:`.rl_serving` RL post-training: weight-sync time per link, rollout-batch occupancy, measured slowdowns
 
 Every function documents its formula, units and assumptions, and raises ValueError on negative or
 nonsensical input. Nothing here formats numbers or imports MkDocs.
@@ -44,6 +48,7 @@ from .drift import *  # noqa: F401,F403
 from .histograms import *  # noqa: F401,F403
 from .longctx import *  # noqa: F401,F403
 from .memory import *  # noqa: F401,F403
+from .checkpoint import *  # noqa: F401,F403
 from .kvplan import *  # noqa: F401,F403
 from .mlops import *  # noqa: F401,F403
 from .parallel import *  # noqa: F401,F403
@@ -51,6 +56,7 @@ from .params import *  # noqa: F401,F403
 from .slo import *  # noqa: F401,F403
 from .quant import *  # noqa: F401,F403
 from .specdec import *  # noqa: F401,F403
+from .drafter import *  # noqa: F401,F403
 from .speed import *  # noqa: F401,F403
 from .kubernetes import *  # noqa: F401,F403
 from .transfer import *  # noqa: F401,F403
@@ -71,3 +77,4 @@ from .wideep import *  # noqa: F401,F403
 from .kvtier import *  # noqa: F401,F403
 from .benchread import *  # noqa: F401,F403
 from .guardrails import *  # noqa: F401,F403
+from .rl_serving import *  # noqa: F401,F403

@@ -17,7 +17,8 @@ from . import _checks as chk
 
 __all__ = ["CFS_PERIOD_S", "startup_failure_threshold", "probe_detection_window", "cfs_quota_s",
            "throttled_share", "round_up", "ResourcePlan", "resource_plan", "CRASHLOOP_INITIAL_S",
-           "CRASHLOOP_MAX_S", "crashloop_delays", "crashloop_reset_s", "termination_grace_s"]
+           "CRASHLOOP_MAX_S", "crashloop_delays", "crashloop_reset_s", "termination_grace_s",
+           "drain_timeout_s"]
 
 #: The kubelet's CFS period (``--cpu-cfs-quota-period`` default, 100 ms).
 CFS_PERIOD_S = 0.1
@@ -157,3 +158,12 @@ def termination_grace_s(prestop_s: float, drain_s: float, exit_s: float, step_s:
     if total <= 0:
         raise ValueError("prestop_s + drain_s + exit_s must be > 0")
     return int(round_up(total, step_s))
+
+
+def drain_timeout_s(longest_request_s: float) -> int:
+    """Whole seconds a server must be allowed to drain after SIGTERM so that the longest request
+    still running finishes: the value for vLLM's ``--shutdown-timeout`` (an integer, seconds; 0 aborts
+    in-flight requests at SIGTERM).
+    """
+    chk.positive("longest_request_s", longest_request_s)
+    return math.ceil(longest_request_s)

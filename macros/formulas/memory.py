@@ -40,6 +40,8 @@ __all__ = [
     "kv_budget_bytes",
     "kv_tokens_in_budget",
     "max_concurrent_sequences",
+    "SequenceCapacity",
+    "sequence_capacity",
     "max_context_one_sequence",
     "DEFAULT_MAX_NUM_BATCHED_TOKENS",
 ]
@@ -362,6 +364,42 @@ def max_concurrent_sequences(kv_budget: float, bytes_per_sequence: float) -> int
     if kv_budget <= 0:
         return 0
     return int(kv_budget // bytes_per_sequence)
+
+
+@dataclass(frozen=True)
+class SequenceCapacity:
+    """How many sequences fit, and when none do, why.
+
+    ``limit`` is ``"fits"`` (at least one sequence), ``"weights"`` (the weights and the engine's own
+    allowances leave no KV budget: the engine does not start) or ``"one_sequence"`` (a KV budget is
+    left but one sequence at this length needs more; vLLM refuses to start when that length is
+    ``--max-model-len``).
+    """
+
+    sequences: int
+    limit: str
+    weights_per_gpu: float
+    usable_per_gpu: float      # memory x utilization: what the engine may use
+    overhead_per_gpu: float    # activation peak + runtime reserve
+    kv_budget: float
+    bytes_per_sequence: float
+
+    @property
+    def loads(self) -> bool:
+        return self.limit != "weights"
+
+
+def sequence_capacity(gpu_memory_bytes: float, weights_per_gpu: float, bytes_per_sequence: float,
+                      utilization: float = DEFAULT_GPU_UTILIZATION,
+                      activation_bytes: float = DEFAULT_ACTIVATION_BYTES,
+                      reserve_bytes: float = DEFAULT_RUNTIME_RESERVE_BYTES) -> SequenceCapacity:
+    """:func:`max_concurrent_sequences` on the budget of :func:`kv_budget_bytes`, with the reason
+    when the answer is zero, so that a caller never shows a bare 0."""
+    budget = kv_budget_bytes(gpu_memory_bytes, weights_per_gpu, utilization, activation_bytes, reserve_bytes)
+    seqs = max_concurrent_sequences(budget, bytes_per_sequence)
+    limit = "weights" if budget <= 0 else ("one_sequence" if seqs == 0 else "fits")
+    return SequenceCapacity(seqs, limit, weights_per_gpu, gpu_memory_bytes * utilization,
+                            activation_bytes + reserve_bytes, budget, bytes_per_sequence)
 
 
 def max_context_one_sequence(model, kv_budget: float, kv_dtype, block_size: int = DEFAULT_BLOCK_SIZE,

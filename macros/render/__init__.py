@@ -11,6 +11,7 @@ One module per topic, mirroring :mod:`macros.formulas`:
 - :mod:`.capacity`   Little's law, replicas, HPA, cost
 - :mod:`.serving`    dynamic batching, model instances
 - :mod:`.specdec`    speculative decoding
+- :mod:`.drafter`    the acceptance a drafter needs to pay for its memory and compute
 - :mod:`.adapters`   LoRA adapters
 - :mod:`.vision`     vision-encoder tokens
 - :mod:`.transfer`   KV transfer and model load time
@@ -33,6 +34,9 @@ One module per topic, mirroring :mod:`macros.formulas`:
 - :mod:`.wideep`     wide expert parallelism: layout, a MoE layer across EP sizes (and its figure), EPLB balance
 - :mod:`.linechart`  the small SVG line chart the fleet-scale figures share
 - :mod:`.kvtier`     KV tiers: reload against recompute per tier, break-even hit rate, and its figure
+- :mod:`.rl_serving` RL post-training and determinism: weight sync per link, the longest rollout, slowdowns
+- :mod:`.afd`        attention-FFN disaggregation: pool ratio, traffic across the split
+- :mod:`.omni`       speech pipelines' first audio, block diffusion against autoregressive decode
 
 Shared parts: :mod:`.registry` (the ``@macro`` decorator, argument conversion by parameter name,
 ``MACROS``), :mod:`.inputs` (catalog lookups and value checks), :mod:`.blocks` (links, the
@@ -55,6 +59,7 @@ from . import mlops  # noqa: F401
 from . import quant  # noqa: F401
 from . import sparsity  # noqa: F401
 from . import specdec  # noqa: F401
+from . import drafter  # noqa: F401
 from . import adapters  # noqa: F401
 from . import vision  # noqa: F401
 from . import transfer  # noqa: F401
@@ -89,6 +94,11 @@ from . import wideep  # noqa: F401
 from . import kvtier  # noqa: F401
 from . import benchread  # noqa: F401
 from . import guardrails  # noqa: F401
+from . import rl_serving  # noqa: F401
+from . import afd  # noqa: F401
+from . import omni  # noqa: F401
+from . import sparse_attn  # noqa: F401
+from . import kv_lowbit  # noqa: F401
 from .blocks import anchor_id, catalog_href, catalog_link, example_block
 from .registry import MACROS, REGISTRY, macro
 

@@ -34,7 +34,7 @@ class HoldVsRecompute:
 def hold_vs_recompute_data(model: Model, gpu: Gpu, fmt: Format, kv_dtype: Format, context: int, mfu: float,
                            link_gb_per_s: float) -> HoldVsRecompute:
     """The numbers the table and the figure share (one-GPU replica, KV pool at the default utilization)."""
-    pool = F.kv_budget_bytes(gpu.memory_bytes, F.weight_bytes(model, fmt))
+    pool = F.kv_budget_bytes(gpu.engine_memory_bytes, F.weight_bytes(model, fmt))
     if pool <= 0:
         raise MacroInputError(f"{model.name} in {fmt.key} does not fit one {gpu.name}: no KV pool is left")
     kv = F.kv_bytes_per_sequence(model, context, kv_dtype)

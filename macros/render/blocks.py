@@ -123,6 +123,11 @@ def _flink(f: Format) -> str:
     return catalog_link("format", f.key, f.name)
 
 
+def fmt_name(f: Format, expert_fmt: Format | None = None) -> str:
+    """A format for a title, with the routed experts' format when it differs: 'BF16 / FP16, experts MXFP4'."""
+    return f.name if expert_fmt is None or expert_fmt.key == f.key else f"{f.name}, experts {expert_fmt.name}"
+
+
 GIVEN = "given"
 
 

@@ -42,7 +42,7 @@ def salting_cost_table(model: Model, gpu: Gpu, prefix_tokens: int = 2000, reques
     cold_s = _prefix_prefill_seconds(m, g, f, p, mfu)
     cached_tokens = (p // F.DEFAULT_BLOCK_SIZE) * F.DEFAULT_BLOCK_SIZE
     copy_bytes = cached_tokens * F.kv_bytes_per_token(m, kv)
-    pool = g.memory_bytes * F.DEFAULT_GPU_UTILIZATION - F.weight_bytes(m, f)
+    pool = g.engine_memory_bytes * F.DEFAULT_GPU_UTILIZATION - F.weight_bytes(m, f)
 
     ex = Example(f"one shared {_i(p)}-token prefix, salted per tenant, {m.name} on {g.name}")
     ex.formula("hit probability = 1 − exp(−λ × τ), λ = arrival rate of the requests that share one copy")

@@ -100,7 +100,7 @@ def adapter_budget(model: Model, gpu: Gpu, fmt: Format = "bf16", rank: int = 16,
     slot_bytes = F.lora_adapter_bytes(slot_params, eb)
     total = slot_bytes * max_loras
     weights = F.weight_bytes(m, f)
-    budget = F.kv_budget_bytes(g.memory_bytes, weights, gpu_util, activation_gib * U.GiB, reserve_gib * U.GiB)
+    budget = F.kv_budget_bytes(g.engine_memory_bytes, weights, gpu_util, activation_gib * U.GiB, reserve_gib * U.GiB)
     if budget <= 0:
         raise MacroInputError(f"{m.key} in {f.key} leaves no KV budget on one {g.key}")
     per_seq = F.kv_bytes_per_sequence_paged(m, context, kv_dtype)
@@ -113,7 +113,8 @@ def adapter_budget(model: Model, gpu: Gpu, fmt: Format = "bf16", rank: int = 16,
     ex.input("model shapes, `num_hidden_layers`", _i(m.num_hidden_layers), _mlink(m))
     ex.input(f"bytes per adapter element ({dtype.key})", _n(eb), _flink(dtype))
     ex.input("base weights", f"{U.fmt_gb(F.weight_bytes(m, f))} in {f.key}", f"{_mlink(m)}, {_flink(f)}")
-    ex.input("GPU memory, `--gpu-memory-utilization`", f"{U.fmt_gb(g.memory_bytes)}, {_bits(gpu_util)}", _glink(g))
+    ex.input("GPU memory (CUDA total), `--gpu-memory-utilization`",
+             f"{U.fmt_gb(g.engine_memory_bytes)}, {_bits(gpu_util)}", _glink(g))
     ex.step(f"one slot: {_i(slot_params)} parameters × {_n(eb)} bytes = {U.fmt_bytes(slot_bytes)}")
     ex.step(f"{max_loras} slots: {U.fmt_bytes(total)}, against {U.fmt_gb(weights)} of base weights "
             f"({U.fmt_pct(total / weights)})")
@@ -140,7 +141,7 @@ def _share(x: float) -> str:
 def _gpus_for(weights: float, g: Gpu, weight_share: float) -> int:
     """GPUs (1, 2, 4 or 8) so that the weights take at most ``weight_share`` of each GPU's memory."""
     for n in (1, 2, 4, 8):
-        if weights / n <= g.memory_bytes * weight_share:
+        if weights / n <= g.engine_memory_bytes * weight_share:
             return n
     raise MacroInputError(f"weights of {U.fmt_gb(weights)} need more than 8 × {g.key} at weight_share "
                           f"{weight_share}")
@@ -171,8 +172,8 @@ def residency_table(gpu: Gpu, models: list, fmts: list, rates_per_hour: list, st
                "T: idle timeout)")
     ex.input("storage → GPU bandwidth", U.fmt_bandwidth(bw), GIVEN)
     ex.input("idle timeout T", U.fmt_seconds(keep_warm_s), "assumption")
-    ex.input("GPU memory; weights at most", f"{U.fmt_gb(g.memory_bytes)}; {_bits(weight_share)} of it",
-             _glink(g))
+    ex.input("GPU memory (CUDA total); weights at most",
+             f"{U.fmt_gb(g.engine_memory_bytes)}; {_bits(weight_share)} of it", _glink(g))
     rows = ["| Model | Weights | GPUs | Load time | Requests/h | Cold starts | Loaded | Decision |",
             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     resident_gpus = 0

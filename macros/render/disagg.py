@@ -126,7 +126,7 @@ def pd_pools_plan(model: Model, gpu: Gpu, arrival_rate: float, input_tokens: int
     ex.input("mean TTFT target / TPOT target", f"{U.fmt_seconds(ttft_ms / 1e3)} / {U.fmt_seconds(tpot_ms / 1e3)}",
              GIVEN)
     ex.input("model / weights / KV", f"{m.name} / {f.name} / {kv.name}", f"{_mlink(m)}, {_flink(f)}, {_flink(kv)}")
-    ex.input(f"GPU: peak ({label}) / bandwidth", f"{U.fmt_flops(peak)} / "
+    ex.input(f"GPU: peak ({label}) / bandwidth", f"{inputs.fmt_peak(f, peak)} / "
              f"{U.fmt_bandwidth(g.memory_bandwidth_bytes_per_s)}", _glink(g))
     ex.input("GPUs per prefill / decode instance; MFU", f"{prefill_gpus} / {decode_gpus}; {_n(mfu)}",
              "given; MFU: assumption")

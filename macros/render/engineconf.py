@@ -47,14 +47,14 @@ def startup_memory(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int = 1
     inputs.check_tp(m, n)
     shard = F.tp_shard(m, n, f)
     peak = F.profile_peak_tensors(m, max_num_batched_tokens, max_num_seqs, n)
-    led = F.startup_ledger(g.memory_bytes, gpu_util, shard.weights_per_gpu, peak.floor, non_torch_gib * U.GiB,
+    led = F.startup_ledger(g.engine_memory_bytes, gpu_util, shard.weights_per_gpu, peak.floor, non_torch_gib * U.GiB,
                            graph_gib * U.GiB, in_use_gib * U.GiB, inside)
     ex = Example(f"start-up memory of {m.name} ({f.name}) on {n} × {g.name}, vLLM {release}")
     ex.formula("requested = GPU memory × gpu_memory_utilization")
     ex.formula("KV pool = requested − weights − activation peak − non-torch"
                + (" − CUDA graphs" if inside else ""))
     ex.formula("activation peak ≥ max(tokens × 2 × intermediate_size / TP × 2 bytes, rows × vocab × 4 bytes)")
-    ex.input("GPU memory", U.fmt_gb(g.memory_bytes), _glink(g))
+    ex.input("GPU memory (CUDA total)", U.fmt_gb(g.engine_memory_bytes), _glink(g))
     ex.input("weights per GPU (TP " + str(n) + ")", U.fmt_gb(shard.weights_per_gpu), f"{_mlink(m)}, {_flink(f)}")
     ex.input("`--gpu-memory-utilization`", _bits(gpu_util), GIVEN)
     ex.input("`--max-num-batched-tokens` / `--max-num-seqs`", f"{_i(max_num_batched_tokens)} / {_i(max_num_seqs)}",
@@ -63,13 +63,13 @@ def startup_memory(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int = 1
     ex.input("non-torch memory / CUDA graphs / in use before start-up",
              f"{_bits(non_torch_gib)} / {_bits(graph_gib)} / {_bits(in_use_gib)} GiB",
              "assumption: read yours from the start-up log")
-    ex.step(f"requested: {_gib(g.memory_bytes)} × {_bits(gpu_util)} = {_gib(led.requested)}")
+    ex.step(f"requested: {_gib(g.engine_memory_bytes)} × {_bits(gpu_util)} = {_gib(led.requested)}")
     ex.step(f"MLP activation: {_i(peak.tokens)} × 2 × {_i(m.intermediate_size)} / {n} × 2 bytes = "
             f"{_gib(peak.mlp_bytes)}")
     ex.step(f"FP32 logits: {_i(peak.rows)} rows × {_i(m.vocab_size)} × 4 bytes = {_gib(peak.logits_bytes)}")
     ex.step(f"KV pool: {_gib(led.requested)} − {_gib(led.weights)} − {_gib(led.activation)} − "
             f"{_gib(led.non_torch)}" + (f" − {_gib(led.cudagraph)}" if inside else "") + f" = {_gib(led.kv_pool)}")
-    outside = g.memory_bytes - led.requested
+    outside = g.engine_memory_bytes - led.requested
     ex.step(f"outside the share: {_gib(outside)} − {_gib(in_use_gib * U.GiB)} in use before start-up"
             + ("" if inside else f" − {_gib(led.cudagraph)} of CUDA graphs") + f" = {_gib(led.outside_left)}")
     rows = ["| Where it goes | GiB per GPU | Inside the share? | Moved by |", "| --- | ---: | --- | --- |",
@@ -126,7 +126,7 @@ def concurrency_plan(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int =
     ex = Example(f"concurrency of {m.name} ({f.name}) on {n} × {g.name} at {_i(ctx)} tokens, TPOT {_n(tpot_ms)} ms")
     ex.formula("sequences that fit = floor(KV budget / KV bytes per sequence); KV budget as in memory_budget")
     ex.formula("TPOT limit = largest batch with step(batch) ≤ target; --max-num-seqs = min(sequences, TPOT limit)")
-    ex.input("GPU", f"{_gib(g.memory_bytes)}, {U.fmt_bandwidth(g.memory_bandwidth_bytes_per_s)}", _glink(g))
+    ex.input("GPU", f"{_gib(g.engine_memory_bytes)}, {U.fmt_bandwidth(g.memory_bandwidth_bytes_per_s)}", _glink(g))
     ex.input("model; weights; KV dtype", f"{m.name}; {f.name}; {kv.name}", f"{_mlink(m)}, {_flink(f)}")
     ex.input("KV tokens held per active sequence", f"{_i(ctx)} tokens", "given: prompt + output so far, on average")
     ex.input("TPOT target / bandwidth share reached", f"{_n(tpot_ms)} ms / {_bits(bw_efficiency)}",
@@ -161,7 +161,7 @@ def _prefill_rate(g: Gpu, f: Format) -> str:
     if f.key == "fp8" and not g.fp8_dense_flops:
         return f"{U.fmt_flops(g.bf16_dense_flops)} (BF16: weight-only FP8)"
     peak, label = inputs.peak_flops(g, f)
-    return f"{U.fmt_flops(peak)} ({label.replace('dense ', '')})"
+    return f"{inputs.fmt_peak(f, peak)} ({label.replace('dense ', '')})"
 
 
 @macro("block", example='format_plan("llama-3.1-70b", "h100-sxm", ["bf16", "fp8", "int4-g128"])', args=_ARGS)
@@ -185,7 +185,7 @@ def format_plan(model: Model, gpu: Gpu, fmts: list, context: int = 8192, sequenc
         ex.formula("GPUs = smallest valid TP with KV budget per GPU (as in memory_budget) ≥ sequences × KV per "
                    "sequence per GPU")
     ex.formula("decode step = (weights read per GPU + batch × KV per sequence per GPU) / bandwidth + all-reduces")
-    ex.input("GPU", f"{U.fmt_gb(g.memory_bytes)}, {U.fmt_bandwidth(g.memory_bandwidth_bytes_per_s)}", _glink(g))
+    ex.input("GPU", f"{U.fmt_gb(g.engine_memory_bytes)}, {U.fmt_bandwidth(g.memory_bandwidth_bytes_per_s)}", _glink(g))
     ex.input("model; KV dtype", f"{m.name}; {kv.name}", f"{_mlink(m)}, {_flink(kv)}")
     ex.input("load", f"{_i(sequences)} sequences of {_i(ctx)} tokens", GIVEN)
     act, res = 2.0, 1.0
@@ -196,7 +196,7 @@ def format_plan(model: Model, gpu: Gpu, fmts: list, context: int = 8192, sequenc
             f"{_i(sequences)} | Prefill matmul rate |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
     for f in fmts:
         w = F.weight_bytes(m, f)
-        tp = n_gpus if fixed else F.smallest_fitting_tp(m, f, kv, g.memory_bytes, sequences, ctx,
+        tp = n_gpus if fixed else F.smallest_fitting_tp(m, f, kv, g.engine_memory_bytes, sequences, ctx,
                                                         F.DEFAULT_GPU_UTILIZATION, act * U.GiB, res * U.GiB)
         if tp is None:
             rows.append(f"| {_flink(f)} | {U.fmt_gb(w)} | > 8 | – | – | {_prefill_rate(g, f)} |")

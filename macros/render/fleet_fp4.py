@@ -108,7 +108,7 @@ def fp4_tradeoff(model: Model, gpu: Gpu, tokens: int = 8192, mfu: float = 0.5) -
         dec = F.decode_bound_tokens_per_s(wb, g.memory_bandwidth_bytes_per_s)
         pre = F.prefill_seconds(matmul, tokens, rate, mfu)
         results[p.key] = (wb, dec, pre)
-        fits = "yes" if wb < g.memory_bytes else "no"
+        fits = "yes" if wb < g.engine_memory_bytes else "no"
         rows.append(f"| {p.label} | {_bits(f.bits_per_weight)} ({_flink(f)}) | {U.fmt_gb(wb)} | {fits} | "
                     f"{U.fmt_rate(dec)} | {U.fmt_flops(rate)} ({label}) | {U.fmt_seconds(pre)} |")
     w8, d8, p8 = results["fp8"]

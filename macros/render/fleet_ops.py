@@ -155,7 +155,7 @@ def admission_example(model: Model, gpu: Gpu, fmt: Format = "bf16", token_budget
     ex.formula("prefill rate = (token budget − running decodes) / step time")
     ex.formula("predicted TTFT = overhead + queued prompt tokens / rate + own prompt / rate")
     ex.formula("shed threshold = (TTFT SLO − overhead) × rate − own prompt (tokens queued ahead)")
-    ex.input("model, GPU", f"{_mlink(model)}, {_glink(gpu)} ({label} {U.fmt_flops(peak)})", "catalog")
+    ex.input("model, GPU", f"{_mlink(model)}, {_glink(gpu)} ({label} {inputs.fmt_peak(fmt, peak)})", "catalog")
     ex.input("token budget per step", _i(token_budget), "`--max-num-batched-tokens` (vLLM 0.11 default on H100)")
     ex.input("running decodes", _i(decode_seqs), GIVEN)
     ex.input("MFU", _n(mfu), "assumption")
@@ -230,7 +230,7 @@ def failure_domains(model: Model, gpu: Gpu, fmt: Format = "fp8", total_gpus: int
     for n in ns:
         k = total_gpus // n
         shard = weights / n
-        if shard > gpu.memory_bytes:
+        if shard > gpu.engine_memory_bytes:
             raise MacroInputError(f"sizes: {model.name} in {fmt.key} needs {U.fmt_bytes(shard)} per GPU on {n} "
                                   f"GPUs, more than a {gpu.name} holds")
         rec = F.recovery_time(detect_s, reschedule_s, shard, load_gb_per_s * 1e9, warmup_s)

@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import formulas as F
-from .. import units as U
 from ..catalog import Format, Gpu, Model
 from ..errors import MacroInputError
 from . import inputs
@@ -202,8 +201,8 @@ def guard_gpu_share(guard: Model, gpu: Gpu, guard_fmt: Format = "bf16", rate_rps
     ex = Example(f"GPU share of a {guard.name}-sized guard at {_n(rate_rps)} requests/s")
     ex.formula("guard tokens per request = (template + prompt) + Σ over output windows (template + prompt + window)")
     ex.formula("guard GPUs = requests/s × Σ prefill time of each check on one GPU")
-    ex.input("guard", f"{_mlink(guard)}, {_flink(guard_fmt)}, one {_glink(gpu)} ({label} {U.fmt_flops(peak)})",
-             "catalog")
+    rate = inputs.fmt_peak(guard_fmt, peak)
+    ex.input("guard", f"{_mlink(guard)}, {_flink(guard_fmt)}, one {_glink(gpu)} ({label} {rate})", "catalog")
     ex.input("requests/s, prompt, output, template", f"{_n(rate_rps)}, {_i(prompt)}, {_i(output)}, "
              f"{_i(template)} tokens", GIVEN)
     ex.input("MFU", _n(mfu), "assumption")

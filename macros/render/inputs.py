@@ -13,6 +13,7 @@ import re
 from typing import Callable, TypeVar
 
 from .. import formulas as F
+from .. import units as U
 from ..catalog import ApiPrice, Catalog, Format, Gpu, GpuPrice, Model, UnknownKeyError, load_catalog
 from ..errors import MacroInputError
 
@@ -115,6 +116,22 @@ def peak_flops(g: Gpu, f: Format) -> tuple[float, str]:
             raise MacroInputError(f"{g.name} has no INT8 tensor rate in gpus.yaml; use fmt='bf16'")
         return g.int8_dense_ops, "dense INT8"
     return g.bf16_dense_flops, "dense BF16"
+
+
+def integer_rate(f: Format) -> bool:
+    """True when a matmul in ``f`` runs at an integer tensor rate (INT8 W8A8), counted in TOPS, not TFLOPS."""
+    return f.key == "int8"
+
+
+def fmt_peak(f: Format, rate: float) -> str:
+    """A tensor rate of :func:`peak_flops` (or derived from it) in its unit: '624 TOPS' for INT8,
+    '989.5 TFLOPS' otherwise."""
+    return U.fmt_ops(rate) if integer_rate(f) else U.fmt_flops(rate)
+
+
+def op_unit(f: Format) -> str:
+    """The unit of work behind an intensity or ridge point in ``f``: 'op' for INT8, else 'FLOP'."""
+    return "op" if integer_rate(f) else "FLOP"
 
 
 def gpu_price_of(g: Gpu) -> GpuPrice:

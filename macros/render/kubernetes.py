@@ -7,6 +7,7 @@ from .. import formulas as F
 from ..formulas import _checks as chk
 from .. import units as U
 from .blocks import GIVEN, Example, _n
+from .facts import engine_src, flag as facts_flag, flag_default, release
 from .registry import macro
 
 _PROBE_SRC = "Kubernetes 1.35 default"
@@ -139,23 +140,37 @@ def crashloop_backoff(crash_after_s: float, restarts: int = 8, initial_s: float 
 @macro("block", example="termination_grace(prestop_s=15, max_tokens=2048, tpot_ms=45, exit_s=10)")
 def termination_grace(prestop_s: float, max_tokens: int, tpot_ms: float, exit_s: float = 10,
                       step_s: float = 10) -> str:
-    """Worked example: `terminationGracePeriodSeconds` for an LLM server from its preStop wait, the
-    longest stream it must finish after SIGTERM (max_tokens × time per output token) and its own exit.
+    """Worked example: vLLM's `--shutdown-timeout` and `terminationGracePeriodSeconds` for a streaming
+    server, from its preStop wait, the longest stream it must finish after SIGTERM (max_tokens × time
+    per output token) and its own exit.
+
+    The drain timeout is the longest stream in whole seconds (vLLM drains only when the flag is set;
+    its default, read from the facts snapshot, aborts in-flight requests at SIGTERM); the grace period
+    is preStop + drain timeout + exit, rounded up to `step_s`.
     """
     n = chk.positive_int("max_tokens", max_tokens)
     chk.positive("tpot_ms", tpot_ms)
     drain = n * tpot_ms / 1000
-    grace = F.termination_grace_s(prestop_s, drain, exit_s, step_s)
-    ex = Example("termination grace period for a streaming LLM server")
-    ex.formula("grace ≥ preStop wait + longest in-flight request + process exit, rounded up")
+    timeout = F.drain_timeout_s(drain)
+    grace = F.termination_grace_s(prestop_s, timeout, exit_s, step_s)
+    flag = facts_flag("vllm", "--shutdown-timeout")
+    ex = Example("drain timeout and termination grace period for a streaming LLM server")
+    ex.formula("drain timeout (vLLM --shutdown-timeout) ≥ longest in-flight request, in whole seconds")
+    ex.formula("grace ≥ preStop wait + drain timeout + process exit, rounded up")
     ex.input("preStop sleep (endpoint removal to reach every proxy)", U.fmt_seconds(prestop_s), GIVEN)
     ex.input("longest request: max_tokens", f"{n:,}", GIVEN)
     ex.input("time per output token at full load", f"{_n(tpot_ms)} ms", GIVEN)
     ex.input("engine exit (free GPU memory, stop workers)", U.fmt_seconds(exit_s), GIVEN)
-    ex.step(f"longest stream: {n:,} × {_n(tpot_ms)} ms = {U.fmt_seconds(drain)}")
-    ex.step(f"{U.fmt_seconds(prestop_s)} + {U.fmt_seconds(drain)} + {U.fmt_seconds(exit_s)} = "
-            f"{U.fmt_seconds(prestop_s + drain + exit_s)}, rounded up to a multiple of {_n(step_s)} s")
+    ex.input(f"{release('vllm')} {flag} default", flag_default("vllm", "--shutdown-timeout"),
+             engine_src("vllm", "vllm/v1/engine/core.py", line=1718) + ": 0 aborts every in-flight request at SIGTERM")
+    ex.step(f"longest stream: {n:,} × {_n(tpot_ms)} ms = {U.fmt_seconds(drain)}, so `--shutdown-timeout {timeout}`")
+    ex.step(f"{U.fmt_seconds(prestop_s)} + {timeout} s + {U.fmt_seconds(exit_s)} = "
+            f"{U.fmt_seconds(prestop_s + timeout + exit_s)}, rounded up to a multiple of {_n(step_s)} s")
+    ex.result(f"`--shutdown-timeout {timeout}` on the server: after SIGTERM it refuses new requests, lets the running "
+              f"ones finish for up to {timeout} s, then aborts the rest")
     ex.result(f"`terminationGracePeriodSeconds: {grace}` (the default is 30)")
     ex.note("A request admitted just before the Pod was marked for deletion may have started at any point in "
-            "its stream, so budget the whole stream. What the grace period cannot cover, the client must retry.")
+            "its stream, so budget the whole stream. Without the flag, grace beyond the preStop sleep buys "
+            "nothing: the server aborts its streams at SIGTERM and exits. What neither covers, the client must "
+            "retry.")
     return ex.render()

@@ -76,7 +76,7 @@ def kv_tier_plan(model: Model, gpu: Gpu, tokens: int, tier_names: list[str], tie
     ex.formula("break-even hit rate = miss cost / (recompute − reload + miss cost); retention = tier tokens / new "
                "tokens per second")
     ex.input("KV bytes per token", U.fmt_bytes(bpt), f"{_mlink(m)}, {_flink(kv)}")
-    ex.input("peak per GPU / GPUs / MFU", f"{U.fmt_flops(inputs.peak_flops(g, f)[0])} / {n} / {_n(mfu)}",
+    ex.input("peak per GPU / GPUs / MFU", f"{inputs.fmt_peak(f, inputs.peak_flops(g, f)[0])} / {n} / {_n(mfu)}",
              f"{_glink(g)}; MFU: assumption")
     ex.input("tiers: bandwidth to the instance, capacity, latency",
              "; ".join(f"{_esc(t.name, cell=True)}: {U.fmt_bandwidth(t.bytes_per_s)}, {U.fmt_gb(t.capacity_bytes)}, "

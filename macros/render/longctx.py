@@ -28,7 +28,7 @@ def long_context_memory(model: Model, gpu: Gpu, n_gpus: int = 4, context: int = 
     if m.moe is not None:
         raise MacroInputError(f"long_context_memory covers dense models only; {m.name} is an MoE")
     fp = F.long_context_footprint(m, f, kv, ctx, chunk)
-    have = n * g.memory_bytes * gpu_util
+    have = n * g.engine_memory_bytes * gpu_util
     ex = Example(f"one {_i(ctx)}-token sequence of {m.name} on {n} × {g.name}")
     ex.formula("memory = weights + KV of the sequence + MLP activation of one prefill chunk")
     ex.formula("MLP activation = chunk tokens × 2 × intermediate_size × 2 bytes (fused gate/up output)")
@@ -36,8 +36,8 @@ def long_context_memory(model: Model, gpu: Gpu, n_gpus: int = 4, context: int = 
     ex.input("KV bytes per token", _i(F.kv_bytes_per_token(m, kv)), f"{_mlink(m)}, {_flink(kv)}")
     ex.input("intermediate_size", _i(m.intermediate_size), _mlink(m))
     ex.input("context / prefill chunk (`--max-num-batched-tokens`)", f"{_i(ctx)} / {_i(chunk)} tokens", GIVEN)
-    ex.input("GPUs × memory × `--gpu-memory-utilization`", f"{n} × {U.fmt_gb(g.memory_bytes)} × {_bits(gpu_util)}",
-             _glink(g))
+    ex.input("GPUs × memory (CUDA total) × `--gpu-memory-utilization`",
+             f"{n} × {U.fmt_gb(g.engine_memory_bytes)} × {_bits(gpu_util)}", _glink(g))
     ex.step(f"KV: {_i(F.kv_bytes_per_token(m, kv))} × {_i(ctx)} = {U.fmt_gb(fp.kv)}")
     ex.step(f"activation, unchunked: {_i(ctx)} × 2 × {_i(m.intermediate_size)} × 2 = "
             f"{U.fmt_gb(fp.activation_unchunked)}")

@@ -11,15 +11,86 @@ from .blocks import GIVEN, Example, _bits, _bytes_el, _flink, _i, _mlink, _n
 from .registry import macro
 
 
-@macro("block", example='weights("gpt-oss-120b", fmt="bf16", expert_fmt="mxfp4")')
-def weights(model: Model, fmt: Format = "bf16", expert_fmt: Format | None = None,
-            embed_fmt: Format | None = None) -> str:
-    """Worked example: weight memory of ``model`` in ``fmt`` (optionally experts/embeddings in another format).
+_PART_NAMES = {"embedding": "embedding", "lm_head": "lm_head", "attention": "attention",
+               "dense_mlp": "dense MLPs", "routed_experts": "routed experts", "shared_experts": "shared experts",
+               "router": "router", "norms": "norms", "rest": "latent projections"}
 
-    Parameters × effective bits per weight / 8; with `expert_fmt` or `embed_fmt`, or a format whose rule
-    keeps the embedding and lm_head in 16-bit (`int4-g128`, `int4-g128-zp`, `nf4`, `nf4-dq`), the
-    mixed-format sum (experts / embeddings / the rest).
+
+def _checkpoint_weights(m: Model, ck) -> str:
+    """The shipped checkpoint, module group by module group, in the formats its quantization_config gives."""
+    cat = inputs.cat()
+    groups: dict[tuple[str, str], float] = {}
+    for mod, key in F.module_formats(m, ck.quantization_config, ck.torch_dtype):
+        groups[(mod.part, key)] = groups.get((mod.part, key), 0.0) + mod.params
+    wb = F.checkpoint_weight_bytes(m, ck.quantization_config, cat.format, ck.torch_dtype)
+    qc = ck.quantization_config or {}
+    ex = Example(f"weights of {m.name} as shipped ({ck.hf_repo})")
+    ex.formula("weight bytes = Σ over module groups of parameters × bits_per_weight(group's format) / 8")
+    ex.input("checkpoint, `quantization_config`",
+             f"`{ck.hf_repo}`, `{qc.get('quant_method', 'none')}`", f"[config.json]({ck.config_source})")
+    if qc.get("modules_to_not_convert") or qc.get("ignore"):
+        kept = qc.get("modules_to_not_convert") or qc.get("ignore")
+        ex.input("left in " + ck.torch_dtype, ", ".join(f"`{k}`" for k in kept), f"[config.json]({ck.config_source})")
+    total = 0.0
+    for (part, key), params in groups.items():
+        f = cat.format(key)
+        nbytes = params * f.bits_per_weight / 8
+        total += nbytes
+        ex.step(f"{_PART_NAMES.get(part, part)} in {_flink(f)}: {_i(params)} × {_bits(f.bits_per_weight)} / 8 = "
+                f"{_i(nbytes)} bytes")
+    ex.step(f"sum = {_i(wb.total)} bytes")
+    ex.result(U.fmt_gb(wb.total))
+    ex.note("The checkpoint as stored; the engine may pad some tensors to its kernels' tiles (vLLM's MXFP4 MoE, "
+            "see `loaded_weights`). KV cache, activations and runtime memory come on top.")
+    return ex.render()
+
+
+def _loaded(m: Model, mxfp4_backend: str):
+    from ..catalog.checkpoints import shipped_checkpoint
+
+    ck = shipped_checkpoint(m.key)
+    if ck is None:
+        raise MacroInputError(f"loaded_weights: {m.key} has no record in macros/catalog/checkpoints.yaml")
+    if mxfp4_backend not in F.MXFP4_ROUND_UP:
+        raise MacroInputError(f"loaded_weights: mxfp4_backend {mxfp4_backend!r} unknown "
+                              f"(valid: {', '.join(F.MXFP4_ROUND_UP)})")
+    cat = inputs.cat()
+    stored = F.checkpoint_weight_bytes(m, ck.quantization_config, cat.format, ck.torch_dtype)
+    loaded = F.vllm_loaded_weight_bytes(m, ck.quantization_config, cat.format, ck.torch_dtype, mxfp4_backend)
+    return ck, stored, loaded
+
+
+@macro("inline", example='loaded_weights("gpt-oss-120b")')
+def loaded_weights(model: Model, mxfp4_backend: str = "triton") -> str:
+    """What vLLM 0.33 allocates for the shipped checkpoint on one GPU, in GiB as its "Model loading
+    took" line prints it, e.g. '60.77 GiB'. MXFP4 routed experts are padded to the kernel backend's
+    tiles (`triton`, the Hopper default, pads gpt-oss not at all; `marlin` rounds hidden to 256 and
+    the intermediate size to 128)."""
+    _, _, loaded = _loaded(model, mxfp4_backend)
+    return f"{loaded / U.GiB:.2f} GiB"
+
+
+@macro("block", example='weights("gpt-oss-120b")')
+def weights(model: Model, fmt: Format | None = None, expert_fmt: Format | None = None,
+            embed_fmt: Format | None = None) -> str:
+    """Worked example: weight memory of ``model``: as shipped by default, or in ``fmt`` (optionally
+    experts/embeddings in another format) to discuss an alternative.
+
+    Without `fmt`: the model's shipped checkpoint (`macros/catalog/checkpoints.yaml`), each module
+    group in the format its `quantization_config` gives (gpt-oss: MXFP4 routed experts, BF16 the
+    rest), or the model's `released_format` throughout when no checkpoint record exists.
+    With `fmt`: parameters × effective bits per weight / 8; with `expert_fmt` or `embed_fmt`, or a
+    format whose rule keeps the embedding and lm_head in 16-bit (`int4-g128`, `int4-g128-zp`, `nf4`,
+    `nf4-dq`), the mixed-format sum (experts / embeddings / the rest).
     """
+    from ..catalog.checkpoints import shipped_checkpoint
+
+    if fmt is None and expert_fmt is None and embed_fmt is None:
+        ck = shipped_checkpoint(model.key)
+        if ck is not None:
+            return _checkpoint_weights(model, ck)
+    if fmt is None:
+        fmt = inputs.fmt(model.released_format)
     m, f, fe, fm = model, fmt, expert_fmt, embed_fmt
     b = F.param_breakdown(m)
     wb = F.weight_bytes_breakdown(m, f, fe, fm, breakdown=b)

@@ -31,13 +31,13 @@ def node_fit(model: Model, gpu: Gpu, n_gpus: int = 8, fmt: Format = "bf16", expe
     inputs.check_tp(m, n)
     w = F.weight_bytes_breakdown(m, f, fe)
     shard = F.tp_shard(m, n, f, fe)
-    node = g.memory_bytes * n
+    node = g.engine_memory_bytes * n
     ex = Example(f"{m.name} on one node of {n} × {g.name}")
     ex.formula("weights = experts × bits(expert format)/8 + embeddings × bits/8 + rest × bits/8")
     ex.formula("KV budget per GPU = memory × gpu_util − weights per GPU − activations − runtime reserve")
     ex.formula("per sequence per GPU = full layers × per-layer KV × ceil(ctx / block) × block + "
                "linear layers × state / TP")
-    ex.input("GPU memory (usable, per GPU)", U.fmt_gb(g.memory_bytes), _glink(g))
+    ex.input("GPU memory (CUDA total, per GPU)", U.fmt_gb(g.engine_memory_bytes), _glink(g))
     ex.input("GPUs in the node (= TP degree)", str(n), GIVEN)
     ex.input("formats: routed experts / rest", f"{(fe or f).key} ({_bits((fe or f).bits_per_weight)} bits) / "
              f"{f.key} ({_bits(f.bits_per_weight)} bits)", f"{_flink(fe or f)}, {_flink(f)}")
@@ -51,10 +51,10 @@ def node_fit(model: Model, gpu: Gpu, n_gpus: int = 8, fmt: Format = "bf16", expe
     ex.input("context per sequence", f"{_i(ctx)} tokens", GIVEN)
     ex.step(f"routed experts: {U.fmt_gb(w.routed_experts)}; embedding + lm_head: {U.fmt_gb(w.embeddings)}; "
             f"everything else: {U.fmt_gb(w.rest)}")
-    ex.step(f"weights: {U.fmt_gb(w.total)} against {n} × {U.fmt_gb(g.memory_bytes)} = {U.fmt_gb(node)} "
+    ex.step(f"weights: {U.fmt_gb(w.total)} against {n} × {U.fmt_gb(g.engine_memory_bytes)} = {U.fmt_gb(node)} "
             f"({U.fmt_pct(w.total / node)} of the node)")
-    usable = g.memory_bytes * gpu_util
-    budget = F.kv_budget_bytes(g.memory_bytes, shard.weights_per_gpu, gpu_util,
+    usable = g.engine_memory_bytes * gpu_util
+    budget = F.kv_budget_bytes(g.engine_memory_bytes, shard.weights_per_gpu, gpu_util,
                                activation_gib * U.GiB, reserve_gib * U.GiB)
     ex.step(f"weights per GPU: {_gib(w.total)} / {n} + {U.fmt_bytes(shard.replicated_extra_bytes)} replicated "
             f"= {_gib(shard.weights_per_gpu)}")

@@ -13,7 +13,7 @@ from ..catalog import Format, Gpu, Model
 from ..errors import MacroInputError
 from ..formulas import overhead as O
 from . import inputs
-from .blocks import GIVEN, Example, _flink, _glink, _i, _mlink, _n
+from .blocks import fmt_name, GIVEN, Example, _flink, _glink, _i, _mlink, _n
 from .budget import _budget
 from .registry import COUNT, Arg, _each, macro
 from .speed import _decode
@@ -77,7 +77,8 @@ def launch_share(model: Model, gpu: Gpu, fmt: Format = "bf16", batches: list = (
                               f"{g.name} holds {cap} sequences of {ctx} tokens")
     n_k = O.kernels_per_step(m.num_hidden_layers, kernels_per_layer, extra_kernels)
     launch, glaunch = launch_us * 1e-6, graph_launch_us * 1e-6
-    ex = Example(f"launch overhead of a {m.name} ({f.name}) decode step on {g.name} at {_i(ctx)} tokens")
+    ex = Example(f"launch overhead of a {m.name} ({fmt_name(f, fe)}) decode step on {g.name} "
+                 f"at {_i(ctx)} tokens")
     ex.formula("GPU time = max(bytes read / (bandwidth × efficiency), 2 × active params × batch / peak)")
     ex.formula("host time = (layers × kernels per layer + other kernels) × launch cost")
     ex.formula("eager step between max(GPU, host) and GPU + host; graph step = GPU + one graph launch")
@@ -222,12 +223,12 @@ def throughput_curve(model: Model, gpu: Gpu, fmt: Format = "bf16", context: int 
     ex.formula("bytes read = weights touched + batch × KV bytes per sequence; aggregate tokens/s = batch / step")
     ex.input("memory bandwidth / share reached", f"{U.fmt_bandwidth(g.memory_bandwidth_bytes_per_s)} / {_n(eff)}",
              _glink(g) + ("" if eff == 1 else "; share: assumption"))
-    ex.input(f"dense peak ({label})", U.fmt_flops(peak), _glink(g))
+    ex.input(f"dense peak ({label})", inputs.fmt_peak(f, peak), _glink(g))
     ex.input("model / weight format", f"{m.name} / {f.name}", f"{_mlink(m)}, {_flink(f)}")
     ex.input("KV-cache format / context per sequence", f"{kv.name} / {_i(ctx)} tokens", f"{_flink(kv)}; {GIVEN}")
     ex.step(f"KV capacity at {_i(ctx)} tokens: {_i(kv_limit)} sequences (memory budget at the default "
             f"--gpu-memory-utilization {_n(F.DEFAULT_GPU_UTILIZATION)})")
-    ex.step(f"compute ceiling: {U.fmt_flops(peak)} / {_n(flops_tok / 1e9)} GFLOP per token = "
+    ex.step(f"compute ceiling: {inputs.fmt_peak(f, peak)} / {_n(flops_tok / 1e9)} G{inputs.op_unit(f)} per token = "
             f"{U.fmt_rate(ceiling)}")
     rows = ["| Concurrency | Memory time | Compute time | Bound, aggregate | Bound, per sequence |",
             "| ---: | ---: | ---: | ---: | ---: |"]

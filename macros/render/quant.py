@@ -136,7 +136,7 @@ def tensor_rate_table(gpus: list | None = None) -> str:
     for g in gs:
         bf = g.bf16_dense_flops
         fp8 = U.fmt_flops(g.fp8_dense_flops) if g.fp8_dense_flops else "none"
-        i8 = U.fmt_flops(g.int8_dense_ops).replace("TFLOPS", "TOPS") if g.int8_dense_ops else "none"
+        i8 = U.fmt_ops(g.int8_dense_ops) if g.int8_dense_ops else "none"
         r8 = f"{_n(round(g.fp8_dense_flops / bf, 2))}×" if g.fp8_dense_flops else "n/a"
         ri = f"{_n(round(g.int8_dense_ops / bf, 2))}×" if g.int8_dense_ops else "n/a"
         rows.append(f"| {_glink(g)} | {U.fmt_flops(bf)} | {fp8} | {i8} | {r8} | {ri} | 1× |")

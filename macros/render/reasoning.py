@@ -99,7 +99,7 @@ def chat_vs_reasoning_data(model: Model, gpu: Gpu, fmt: Format, expert_fmt: Form
     `--gpu-memory-utilization`; cost = GPU price per second × KV byte-seconds / pool (memory-bound).
     """
     weights = F.weight_bytes(model, fmt, expert_fmt)
-    pool = F.kv_budget_bytes(gpu.memory_bytes, weights)
+    pool = F.kv_budget_bytes(gpu.engine_memory_bytes, weights)
     if pool <= 0:
         raise MacroInputError(f"{model.name} in {fmt.key} does not fit one {gpu.name}: no KV pool is left")
     price = inputs.gpu_price_of(gpu).usd_per_hour

@@ -13,6 +13,15 @@ from .blocks import (REFERENCE_FORMATS, REFERENCE_KV, _bits, _domain, _esc, _gli
 from .registry import macro
 
 
+def _cuda_total(g) -> str:
+    """The cudaMemGetInfo total with its source, or the fallback the catalog states."""
+    src, note = g.extra.get("cuda_total_source"), str(g.extra.get("cuda_total_note", ""))
+    figure = f"{g.cuda_total_bytes / U.GiB:.2f} GiB ({g.cuda_total_bytes:,} bytes)"
+    if src:
+        return f"{figure} ([log]({src}))"
+    return f"{figure}; {note}"
+
+
 def _heading(level: int, text: str, kind: str, key: str) -> str:
     return f"{'#' * level} {text} {{#{anchor_id(kind, key)}}}"
 
@@ -164,10 +173,11 @@ def gpu_catalog(level: int = 3) -> str:
         label = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel", "google": "Google"}.get(vendor, vendor.title())
         out.append(f"{'#' * (level - 1)} {label}")
         for g in gpus:
-            int8 = U.fmt_flops(g.int8_dense_ops).replace("TFLOPS", "TOPS") if g.int8_dense_ops else "—"
+            int8 = U.fmt_ops(g.int8_dense_ops) if g.int8_dense_ops else "—"
             ridge = F.ridge_point(g.bf16_dense_flops, g.memory_bandwidth_bytes_per_s)
             rows = ["| Figure | Value |", "| --- | --- |",
-                    f"| Memory | {U.fmt_gb(g.memory_bytes)}; datasheet: {g.memory_label} |",
+                    f"| Memory | {U.fmt_gb(g.memory_bytes)} (nvidia-smi); datasheet: {g.memory_label} |",
+                    f"| Memory as CUDA reports it (what KV budgets use) | {_cuda_total(g)} |",
                     f"| Memory bandwidth | {U.fmt_bandwidth(g.memory_bandwidth_bytes_per_s)} |",
                     f"| Dense BF16 | {U.fmt_flops(g.bf16_dense_flops)} |",
                     f"| Dense FP8 | {U.fmt_flops(g.fp8_dense_flops) if g.fp8_dense_flops else 'not supported'} |",

@@ -11,7 +11,7 @@ from ..catalog import Format, Gpu, Model
 from ..errors import MacroInputError
 from ..formulas import overhead as O
 from . import inputs
-from .blocks import GIVEN, Example, _flink, _glink, _i, _mlink, _n
+from .blocks import fmt_name, GIVEN, Example, _flink, _glink, _i, _mlink, _n
 from .registry import COUNT, Arg, macro
 
 from .overhead import _ARGS, _NUMBER  # noqa: F401
@@ -56,7 +56,8 @@ def ep_step(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int = 8, token
                                 if link_gbit_per_s else [])
     lat = latency_us * 1e-6
     layers = b.moe_layers
-    ex = Example(f"expert parallelism for {m.name} ({f.name}) over EP {ep} × {g.name}, {_i(toks)} tokens per step")
+    ex = Example(f"expert parallelism for {m.name} ({fmt_name(f, expert_fmt)}) over EP {ep} × {g.name}, "
+                 f"{_i(toks)} tokens per step")
     ex.formula("read per rank = experts touched / EP × bytes per expert; experts touched = E × (1 − (1 − k/E)^tokens)")
     ex.formula("all-to-all per rank = 2 × tokens × top_k × hidden × bytes × (EP − 1) / EP / EP")
     ex.formula("layer = max(read / HBM, imbalance × expert FLOPs per rank / peak) + imbalance × all-to-all / link "
@@ -64,7 +65,8 @@ def ep_step(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int = 8, token
     ex.input("experts E / top-k / hidden / MoE layers",
              f"{mo.num_experts} / {mo.experts_per_token} / {_i(m.hidden_size)} / {layers}", _mlink(m))
     ex.input("bytes per routed expert", U.fmt_bytes(per_expert), f"{_mlink(m)}, {_flink(expert_fmt or f)}")
-    ex.input("HBM bandwidth / dense peak" + f" ({label})", f"{U.fmt_bandwidth(hbm)} / {U.fmt_flops(peak)}", _glink(g))
+    ex.input("HBM bandwidth / dense peak" + f" ({label})", f"{U.fmt_bandwidth(hbm)} / {inputs.fmt_peak(f, peak)}",
+             _glink(g))
     ex.input("NVLink per direction", U.fmt_bandwidth(nv), _glink(g))
     ex.input(f"all-to-all element ({dtype.key}) / per-call latency",
              f"{_n(eb)} bytes / {U.fmt_seconds(lat) if lat else 'none (bandwidth only)'}",
@@ -129,11 +131,12 @@ def pd_coupling(model: Model, gpu: Gpu, tokens: int = 8192, fmt: Format = "bf16"
     ex.formula("prefill time = prefill FLOPs / (GPUs × peak × MFU); transfer time = prompt KV bytes / link")
     ex.formula("transfer / prefill = added TTFT share without overlap = link share a back-to-back prefill "
                "instance needs")
-    ex.input(f"peak per GPU ({label}) / GPUs / MFU", f"{U.fmt_flops(peak)} / {n} / {_n(mfu)}",
+    ex.input(f"peak per GPU ({label}) / GPUs / MFU", f"{inputs.fmt_peak(f, peak)} / {n} / {_n(mfu)}",
              f"{_glink(g)}; MFU: assumption")
     ex.input("KV bytes per token", U.fmt_bytes(F.kv_bytes_per_token(m, kv)), f"{_mlink(m)}, {_flink(kv)}")
     ex.input(bw_name, U.fmt_bandwidth(bw), bw_src)
-    ex.step(f"prefill: {_n(flops / 1e12)} TFLOP / ({n} × {U.fmt_flops(peak)} × {_n(mfu)}) = {U.fmt_seconds(t_pre)}")
+    ex.step(f"prefill: {_n(flops / 1e12)} T{inputs.op_unit(f)} / ({n} × {inputs.fmt_peak(f, peak)} × {_n(mfu)}) = "
+            f"{U.fmt_seconds(t_pre)}")
     ex.step(f"prompt KV: {_i(toks)} tokens → {U.fmt_bytes(kv_b)}; transfer {U.fmt_seconds(c.transfer_s)}")
     ex.step(f"sustained: {U.fmt_bytes(kv_b)} every {U.fmt_seconds(t_pre)} = "
             f"{U.fmt_bandwidth(c.sustained_bytes_per_s)} against {U.fmt_bandwidth(bw)}")
@@ -186,7 +189,7 @@ def spec_decode_verify(model: Model, gpu: Gpu, fmt: Format = "bf16", acceptance_
     v = verify / plain
     s_text = O.speedup_with_verify_cost(e_tok, gam, draft_cost, 1.0)
     s_real = O.speedup_with_verify_cost(e_tok, gam, draft_cost, v)
-    ex = Example(f"speculative decoding on {m.name} ({f.name}), {g.name}, batch {batch}, "
+    ex = Example(f"speculative decoding on {m.name} ({fmt_name(f, fe)}), {g.name}, batch {batch}, "
                  f"γ = {gam}, acceptance {_n(a)}")
     ex.formula("E = (1 − a^(γ+1)) / (1 − a) tokens per round; speed-up = E / (γ × c + v)")
     ex.formula("v = step time with batch × (γ + 1) tokens / step time with batch tokens")

@@ -74,19 +74,19 @@ def instance_memory(model: Model, gpu: Gpu, fmt: Format = "bf16", count: int = 2
     m, g, f = model, gpu, fmt
     w = F.weight_bytes(m, f)
     over = U.gib_to_bytes(overhead_gib)
-    usable = g.memory_bytes * gpu_util
+    usable = g.engine_memory_bytes * gpu_util
     r = F.instance_memory(w, over, count, usable)
     ex = Example(f"{count} instances of {m.name} ({f.name}) on one {g.name}")
     ex.formula("per instance = weights + overhead; total = count × per instance")
     ex.formula("fits if total ≤ GPU memory × usable share; max count = floor(usable / per instance)")
     ex.input("weights", U.fmt_gb(w), f"{_mlink(m)}, {_flink(f)}")
     ex.input("overhead per instance", U.fmt_gb(over), "measured (given)")
-    ex.input("GPU memory", U.fmt_gb(g.memory_bytes), _glink(g))
+    ex.input("GPU memory (CUDA total)", U.fmt_gb(g.engine_memory_bytes), _glink(g))
     ex.input("usable share", _n(gpu_util), "assumption")
     ex.input("instances", str(count), "`instance_group { count }`")
     ex.step(f"per instance: {U.fmt_gb(w)} + {U.fmt_gb(over)} = {U.fmt_gb(r.per_instance)}")
     ex.step(f"total: {count} × {U.fmt_gb(r.per_instance)} = {U.fmt_gb(r.total)}")
-    ex.step(f"usable: {U.fmt_gb(g.memory_bytes)} × {_n(gpu_util)} = {U.fmt_gb(usable)}")
+    ex.step(f"usable: {U.fmt_gb(g.engine_memory_bytes)} × {_n(gpu_util)} = {U.fmt_gb(usable)}")
     verdict = "fits" if r.fits else "does not fit"
     ex.result(f"{count} instances need {U.fmt_gb(r.total)}: {verdict}; at most {r.max_count} fit")
     ex.note("Upper bound: assumes every instance loads its own copy of the weights, as separate processes "

@@ -39,8 +39,7 @@ def sparse_24_example(model: Model, gpu: Gpu, fmt: Format = "bf16", batch: int =
     ex.input(f"element bits ({f.key})", _bits(f.bits_per_weight), _flink(f))
     ex.input("metadata", "2-bit position index per kept value", "A100 whitepaper; Mishra et al. 2021")
     ex.input("batch / context (BF16 KV)", f"{batch} / {_i(context)}", GIVEN)
-    unit = (lambda x: U.fmt_flops(x).replace("TFLOPS", "TOPS")) if f.key == "int8" else U.fmt_flops
-    ex.input(f"peak ({label})", unit(peak), _glink(g))
+    ex.input(f"peak ({label})", inputs.fmt_peak(f, peak), _glink(g))
     ex.step(f"2:4 storage: (2 × {_bits(f.bits_per_weight)} + 2 × 2) / 4 = {_bits(sbits)} bits per weight")
     ex.table("\n".join([
         "| Linear layers | Bits per weight | Weight bytes read per step | KV read per step | Decode bound vs dense |",
@@ -50,7 +49,8 @@ def sparse_24_example(model: Model, gpu: Gpu, fmt: Format = "bf16", batch: int =
     ]))
     ex.result(f"bandwidth-bound decode: at most {_n(round(bound, 2))}× from the fewer bytes "
               f"(the limit, with no KV, is {_n(round(f.bits_per_weight / sbits, 2))}× on the linear layers)")
-    ex.result(f"compute-bound GEMMs: at most 2× ({unit(2 * peak)} sparse vs {unit(peak)} dense)")
+    ex.result(f"compute-bound GEMMs: at most 2× ({inputs.fmt_peak(f, 2 * peak)} sparse vs "
+              f"{inputs.fmt_peak(f, peak)} dense)")
     ex.note("Embeddings and lm_head stay dense in BF16. Bounds only: sparse kernels must exist for the shapes and "
             "the engine, attention and non-GEMM work are not sparsified, and accuracy needs checking after pruning.")
     return ex.render()

@@ -8,7 +8,7 @@ from .. import units as U
 from ..catalog import Format, Gpu, Model
 from ..errors import MacroInputError
 from . import inputs
-from .blocks import GIVEN, Example, _bits, _bytes_el, _flink, _glink, _i, _mlink, _n, _sci
+from .blocks import fmt_name, GIVEN, Example, _bits, _bytes_el, _flink, _glink, _i, _mlink, _n, _sci
 from .registry import COUNT, TOKENS, macro
 
 ACTIVATION_BYTES = 2  # BF16/FP16 activations: the all-reduced hidden states
@@ -52,7 +52,7 @@ def decode_speed(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int = 1, 
     """
     m, g, f, kv, fe, n, ctx = model, gpu, fmt, kv_dtype, expert_fmt, n_gpus, context
     bound, wb, touched, kv_seq, read = _decode(m, g, f, fe, kv, n, batch, ctx)
-    ex = Example(f"decode bound of {m.name} ({f.name}) on {n} × {g.name}, batch {batch} at {_i(ctx)} tokens")
+    ex = Example(f"decode bound of {m.name} ({fmt_name(f, fe)}) on {n} × {g.name}, batch {batch} at {_i(ctx)} tokens")
     ex.formula("step time = (weight bytes read per GPU + batch × KV bytes per sequence per GPU) / bandwidth"
                + (" + all-reduce time" if n > 1 else ""))
     ex.formula("tokens/s per sequence = 1 / step time; aggregate = batch / step time")
@@ -127,13 +127,13 @@ def prefill_time(model: Model, gpu: Gpu, tokens: int = 8192, fmt: Format = "bf16
     ex.input("active parameters in matmuls (computed)", f"{_i(active)} ({U.fmt_params(active)})", _mlink(m))
     ex.input("of which the LM head" + (" (tied to the embedding)" if not b.lm_head else ""),
              f"{_i(head)} ({U.fmt_params(head)})", _mlink(m))
-    ex.input(f"peak per GPU ({label})", U.fmt_flops(peak), _glink(g))
+    ex.input(f"peak per GPU ({label})", inputs.fmt_peak(f, peak), _glink(g))
     ex.input("tokens / GPUs", f"{_i(toks)} / {n}", GIVEN)
     ex.input("MFU", _bits(mfu), "assumption")
     ex.step(f"dense: 2 × {_i(active - head)} × {_i(toks)} + 2 × {_i(head)} × {sampled} = {_sci(dense)} FLOPs")
     if attention:
         ex.step(f"attention scores (causal): {_sci(attn)} FLOPs")
-    ex.step(f"time: {_sci(dense + attn)} / ({n} × {U.fmt_flops(peak)} × {_bits(mfu)}) = {U.fmt_seconds(t)}")
+    ex.step(f"time: {_sci(dense + attn)} / ({n} × {inputs.fmt_peak(f, peak)} × {_bits(mfu)}) = {U.fmt_seconds(t)}")
     ex.result(f"about {U.fmt_seconds(t)} of compute (time to first token, ignoring queueing)")
     ex.note("Peak is the dense tensor rate, not the with-sparsity figure. The input embedding is a lookup, "
             "so its parameters are not counted as FLOPs. The LM head runs only at the position that is "
@@ -155,17 +155,18 @@ def arithmetic_intensity(gpu: Gpu, batch: int = 1, fmt: Format = "bf16") -> str:
     bpw = f.bits_per_weight / 8
     ai = F.decode_arithmetic_intensity(batch, bpw)
     needed = F.batch_to_reach_ridge(ridge, bpw)
+    op, rate = inputs.op_unit(f), inputs.fmt_peak(f, peak)
     ex = Example(f"arithmetic intensity at batch {batch} ({f.name}) on {g.name}")
-    ex.formula("decode GEMM intensity ≈ 2 × batch / bytes_per_weight FLOP/byte (weight reads dominate)")
-    ex.formula("ridge point = peak FLOP/s / memory bandwidth")
-    ex.input(f"peak ({label})", U.fmt_flops(peak), _glink(g))
+    ex.formula(f"decode GEMM intensity ≈ 2 × batch / bytes_per_weight {op}/byte (weight reads dominate)")
+    ex.formula(f"ridge point = peak {op}/s / memory bandwidth")
+    ex.input(f"peak ({label})", rate, _glink(g))
     ex.input("memory bandwidth", U.fmt_bandwidth(g.memory_bandwidth_bytes_per_s), _glink(g))
     ex.input(f"bytes per weight ({f.key})", _bytes_el(bpw), _flink(f))
     ex.input("batch", str(batch), GIVEN)
-    ex.step(f"intensity: 2 × {batch} / {_bytes_el(bpw)} = {_n(ai)} FLOP/byte")
-    ex.step(f"ridge: {U.fmt_flops(peak)} / {U.fmt_bandwidth(g.memory_bandwidth_bytes_per_s)} = {_n(ridge)} FLOP/byte")
+    ex.step(f"intensity: 2 × {batch} / {_bytes_el(bpw)} = {_n(ai)} {op}/byte")
+    ex.step(f"ridge: {rate} / {U.fmt_bandwidth(g.memory_bandwidth_bytes_per_s)} = {_n(ridge)} {op}/byte")
     verdict = "memory-bound" if ai < ridge else "compute-bound"
-    ex.result(f"{verdict}: {_n(ai)} vs a ridge of {_n(ridge)} FLOP/byte")
+    ex.result(f"{verdict}: {_n(ai)} vs a ridge of {_n(ridge)} {op}/byte")
     ex.result(f"the batch would need to reach about {_i(needed)} before the weight GEMMs become compute-bound")
     ex.note("KV reads add bytes without adding weight FLOPs, so long contexts lower decode intensity further.")
     return ex.render()
@@ -209,28 +210,29 @@ def gemm_intensity(gpu: Gpu, m: int, k: int, n: int, fmt: Format = "bf16") -> st
     ridge = F.ridge_point(peak, bw)
     t = F.roofline_time(flops, moved, peak, bw)
     m_star = F.gemm_m_to_reach_ridge(ridge, k, n, a, w)
+    op, rate = inputs.op_unit(f), inputs.fmt_peak(f, peak)
     ex = Example(f"roofline of a {_i(m)} × {_i(k)} by {_i(k)} × {_i(n)} GEMM ({f.name}) on {g.name}")
-    ex.formula("I = 2 × m × k × n / (a × (m × k + m × n) + w × k × n) FLOP/byte "
+    ex.formula(f"I = 2 × m × k × n / (a × (m × k + m × n) + w × k × n) {op}/byte "
                "(a: activation and output bytes, w: weight bytes per element)")
-    ex.formula("ridge = peak / bandwidth; time ≥ max(FLOPs / peak, bytes / bandwidth)")
+    ex.formula(f"ridge = peak / bandwidth; time ≥ max({op}s / peak, bytes / bandwidth)")
     ex.input("m (tokens in the step) / k / n", f"{_i(m)} / {_i(k)} / {_i(n)}", GIVEN)
     ex.input(f"activation and output bytes a ({act.key})", _bytes_el(a), _flink(act))
     ex.input(f"weight bytes w ({f.key})", _bytes_el(w), _flink(f))
-    ex.input(f"peak ({label})", U.fmt_flops(peak), _glink(g))
+    ex.input(f"peak ({label})", rate, _glink(g))
     ex.input("memory bandwidth", U.fmt_bandwidth(bw), _glink(g))
-    ex.step(f"FLOPs: 2 × {_i(m)} × {_i(k)} × {_i(n)} = {_sci(flops)}")
+    ex.step(f"{op}s: 2 × {_i(m)} × {_i(k)} × {_i(n)} = {_sci(flops)}")
     ex.step(f"bytes: {_bytes_el(a)} × ({_i(m)} × {_i(k)} + {_i(m)} × {_i(n)}) + {_bytes_el(w)} × {_i(k)} × "
             f"{_i(n)} = {_i(moved)} bytes = {U.fmt_bytes(moved)}")
-    ex.step(f"I = {_sci(flops)} / {_i(moved)} = {_n(ai)} FLOP/byte")
-    ex.step(f"ridge: {U.fmt_flops(peak)} / {U.fmt_bandwidth(bw)} = {_n(ridge)} FLOP/byte")
+    ex.step(f"I = {_sci(flops)} / {_i(moved)} = {_n(ai)} {op}/byte")
+    ex.step(f"ridge: {rate} / {U.fmt_bandwidth(bw)} = {_n(ridge)} {op}/byte")
     ex.step(f"time: max(compute {U.fmt_seconds(flops / peak)}, memory {U.fmt_seconds(moved / bw)}) "
             f"= {U.fmt_seconds(t)}")
     if ai < ridge:
-        ex.result(f"memory-bound: {_n(ai)} vs a ridge of {_n(ridge)} FLOP/byte; at most I × bandwidth = "
-                  f"{U.fmt_flops(flops / t)} of the {U.fmt_flops(peak)} peak, at least {U.fmt_seconds(t)} per GEMM")
+        ex.result(f"memory-bound: {_n(ai)} vs a ridge of {_n(ridge)} {op}/byte; at most I × bandwidth = "
+                  f"{inputs.fmt_peak(f, flops / t)} of the {rate} peak, at least {U.fmt_seconds(t)} per GEMM")
     else:
-        ex.result(f"compute-bound: {_n(ai)} vs a ridge of {_n(ridge)} FLOP/byte; it can run at the "
-                  f"{U.fmt_flops(peak)} roof, at least {U.fmt_seconds(t)} per GEMM")
+        ex.result(f"compute-bound: {_n(ai)} vs a ridge of {_n(ridge)} {op}/byte; it can run at the "
+                  f"{rate} roof, at least {U.fmt_seconds(t)} per GEMM")
     if m_star is None:
         ex.result(f"no m makes this {_i(k)} × {_i(n)} shape compute-bound on {g.name}: its intensity "
                   f"stays below the ridge however many tokens share the weight read")
@@ -260,12 +262,12 @@ def decode_tps(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int = 1, ba
 
 @macro("inline", example='gpu_flops("h100-sxm", "fp8")')
 def gpu_flops(gpu: Gpu, fmt: Format = "bf16") -> str:
-    """Dense tensor peak for fmt's compute precision, e.g. '989.5 TFLOPS'."""
-    return U.fmt_flops(inputs.peak_flops(gpu, fmt)[0])
+    """Dense tensor peak for fmt's compute precision, e.g. '989.5 TFLOPS' (INT8: TOPS)."""
+    return inputs.fmt_peak(fmt, inputs.peak_flops(gpu, fmt)[0])
 
 
 @macro("inline", example='ridge_point("h100-sxm")')
 def ridge_point(gpu: Gpu, fmt: Format = "bf16") -> str:
-    """Ridge point, e.g. '295.4 FLOP/byte'."""
+    """Ridge point, e.g. '295.4 FLOP/byte' (INT8: op/byte)."""
     peak = inputs.peak_flops(gpu, fmt)[0]
-    return f"{_n(F.ridge_point(peak, gpu.memory_bandwidth_bytes_per_s))} FLOP/byte"
+    return f"{_n(F.ridge_point(peak, gpu.memory_bandwidth_bytes_per_s))} {inputs.op_unit(fmt)}/byte"

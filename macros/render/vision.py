@@ -95,7 +95,7 @@ def vlm_prefill(vlm: str, gpu: Gpu, height: int, width: int, text_tokens: int = 
                     + enc.blocks_linear / (2 * enc.patches)
                     + enc.merger / (2 * enc.tokens))
     weights = F.weight_bytes(m, f) + tower_params * 2
-    budget = F.kv_budget_bytes(g.memory_bytes, weights, gpu_util)
+    budget = F.kv_budget_bytes(g.engine_memory_bytes, weights, gpu_util)
     n_img = F.max_concurrent_sequences(budget, kv)
     n_txt = F.max_concurrent_sequences(budget, kv_txt)
     ex = Example(f"one {_i(width)} × {_i(height)} image on {name}, {g.name}")
@@ -111,7 +111,7 @@ def vlm_prefill(vlm: str, gpu: Gpu, height: int, width: int, text_tokens: int = 
              f"{tower.full_attention_layers} full-attention blocks, the rest windowed",
              f"[config.json]({_QWEN25_VL_CONFIG})")
     ex.input("language model", _mlink(m), "same text config as Qwen2.5-VL-7B")
-    ex.input(f"peak ({label}) / MFU", f"{U.fmt_flops(peak)} / {_bits(mfu)}", f"{_glink(g)} / assumption")
+    ex.input(f"peak ({label}) / MFU", f"{inputs.fmt_peak(f, peak)} / {_bits(mfu)}", f"{_glink(g)} / assumption")
     ex.input("text tokens / output tokens", f"{_i(text_tokens)} / {_i(output_tokens)}", GIVEN)
     ex.step(f"resize: {_i(width)} × {_i(height)} → {_i(rw)} × {_i(rh)} ({_i(rw * rh)} pixels)")
     ex.step(f"patches: {gw} × {gh} = {_i(enc.patches)}; tokens: {_i(enc.patches)} / {tower.spatial_merge_size ** 2} "

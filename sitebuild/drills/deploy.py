@@ -55,7 +55,8 @@ def _napkin_budget(s, n) -> float:
 
 def _deploy_values(v: dict, m, g, f, kv, n, s) -> None:
     v.update(model=m.name, gpu=g.name, fmt=f.name, fkey=f.key, kvname=kv.name, kvkey=kv.key, n=_i(n),
-             mem=_num(g.memory_bytes / U.GiB), mem_gb=U.fmt_gb(g.memory_bytes), weights=U.fmt_gb(s["weights_total"]),
+             mem=_num(g.engine_memory_bytes / U.GiB), mem_gb=U.fmt_gb(g.engine_memory_bytes),
+             weights=U.fmt_gb(s["weights_total"]),
              util=_bits(DEFAULTS["gpu_util"]), act=_bits(DEFAULTS["activation_bytes"] / U.GiB),
              res=_bits(DEFAULTS["reserve_bytes"] / U.GiB), frac=_frac(s["kv_fraction"]),
              usable=_gib(s["usable_per_gpu"]), wpg=_gib(s["weights_per_gpu"]), wtot=_gib(s["weights_total"]),
@@ -70,14 +71,14 @@ def _deploy_values(v: dict, m, g, f, kv, n, s) -> None:
 
 _DEPLOY_PROMPT = [
     "{model} in {fmt}, {weights} of weights in total, runs on {n} × {gpu} with tensor parallelism {n}; "
-    "the driver reports {mem} GiB on each GPU.",
+    "CUDA reports {mem} GiB on each GPU.",
     "The engine may use {util} of each GPU's memory, and {act} GiB of activations and {res} GiB of runtime "
     "reserve per GPU come off that share.",
 ]
 _KV_SPLIT = ["?kvh:The model has {kvh} KV heads.",
              "?mla:The model caches an MLA latent per token."]
 _DEPLOY_INPUTS = [
-    ["GPU memory", "{mem_gb}", "gpu"],
+    ["GPU memory (CUDA total)", "{mem_gb}", "gpu"],
     ["weights (all GPUs)", "{weights}", "model"],
     ["TP degree (= GPUs)", "{n}", "given"],
     ["`--gpu-memory-utilization`", "{util}", "assumption (the calculator's default)"],
@@ -132,7 +133,7 @@ def make_max_sequences(rng: Rng, ctx: Ctx) -> Draft:
     per_seq_whole = per_seq / s["kv_fraction"]
     v.update(ctx=_i(d["ctx"]), kvseq=U.fmt_bytes(s["kv_per_sequence"]), kvseq_gpu=_i(per_seq),
              answer=_i(s["max_sequences"]), blocks=_i(s["blocks_per_sequence"]))
-    mem, wpg, util = g.memory_bytes, s["weights_per_gpu"], DEFAULTS["gpu_util"]
+    mem, wpg, util = g.engine_memory_bytes, s["weights_per_gpu"], DEFAULTS["gpu_util"]
     seqs = F.max_concurrent_sequences
     traps = {"util_forgotten": seqs(_budget(mem, wpg, 1.0), per_seq),
              "ledger_forgotten": seqs(_budget(mem, wpg, util, allowances=False), per_seq),
@@ -204,7 +205,7 @@ def make_max_context(rng: Rng, ctx: Ctx) -> Draft:
              maxpos=_i(m.max_position_embeddings))
     if fixed:
         v.update(windowed="", fixed=U.fmt_bytes(fixed), fixed_gpu=_i(fixed * frac))
-    mem, wpg, util, budget = g.memory_bytes, s["weights_per_gpu"], DEFAULTS["gpu_util"], s["kv_budget"]
+    mem, wpg, util, budget = g.engine_memory_bytes, s["weights_per_gpu"], DEFAULTS["gpu_util"], s["kv_budget"]
     per_layer = F.kv_bytes_per_token_per_layer(m, kv)
     traps = {"util_forgotten": _context_napkin(_budget(mem, wpg, 1.0), fixed, per_tok, frac),
              "ledger_forgotten": _context_napkin(_budget(mem, wpg, util, allowances=False), fixed, per_tok, frac),

@@ -265,6 +265,10 @@
     return [g.bf16_dense_flops, "dense BF16"];
   }
 
+  // The device total the engine budgets from (records.Gpu.engine_memory_bytes): what cudaMemGetInfo
+  // reports for a catalog GPU, the typed memory for a custom one.
+  function engineMemoryBytes(g) { return g.cuda_total_bytes != null ? g.cuda_total_bytes : g.memory_bytes; }
+
   // ---------------------------------------------------------------- the sheet (sitebuild/calcsheet.py)
   function evaluate(m, g, f, kv, fe, n, context, conc, util, mfu, d) {
     var b = paramBreakdown(m);
@@ -274,7 +278,7 @@
     out.tp_problem = modelTpProblem(m, n);
     if (out.tp_problem) { return out; }
     var shard = tpShard(m, n, f, fe), frac = shard.kv_fraction;
-    var budget = kvBudgetBytes(g.memory_bytes, shard.weights_per_gpu, util, d.activation_bytes, d.reserve_bytes);
+    var budget = kvBudgetBytes(engineMemoryBytes(g), shard.weights_per_gpu, util, d.activation_bytes, d.reserve_bytes);
     var perSeq = kvBytesPerSequencePaged(m, context, kv, d.block_size, frac), hybrid = null;
     if (m.linear_attention && m.linear_attention.kda && !m.sliding_window) {
       hybrid = function (ctx, bs) { return hybridSequenceBytesPerGpu(m, ctx, kv, n, bs || d.block_size); };
@@ -283,7 +287,7 @@
     var mc = maxContextOneSequence(m, budget / conc, kv, d.block_size, frac, hybrid);
     out.weights_per_gpu = shard.weights_per_gpu; out.replicated_extra = shard.replicated_extra_bytes;
     out.kv_fraction = frac; out.kv_per_token_gpu = out.kv_per_token * frac;
-    out.usable_per_gpu = g.memory_bytes * util; out.kv_budget = budget; out.fits = budget > 0;
+    out.usable_per_gpu = engineMemoryBytes(g) * util; out.kv_budget = budget; out.fits = budget > 0;
     out.kv_per_sequence_gpu = perSeq; out.blocks_per_sequence = blocksPerSequence(context, d.block_size);
     out.kv_load_gpu = conc * perSeq; out.headroom = budget - conc * perSeq;
     out.kv_tokens = kvTokensInBudget(budget, out.kv_per_token * frac);
@@ -344,10 +348,35 @@
     return true;
   }
   function show(v) { return JSON.stringify(v); }
+  function compressedTensorsFormat(groups) {  // hfconfig._compressed_tensors_format
+    if (!isObj(groups)) { return null; }
+    var names = Object.keys(groups);
+    if (!names.length) { return null; }
+    var grp = groups[names[0]], w = isObj(grp) ? grp.weights : null;
+    if (!isObj(w)) { return null; }
+    var typ = w.type, bits = w.num_bits;
+    if (typ === "float" && bits === 8) { return "fp8"; }
+    if (typ === "int" && bits === 8) { return "int8"; }
+    if (typ === "int" && bits === 4 && w.group_size === 128) { return w.symmetric !== false ? "int4-g128" : "int4-g128-zp"; }
+    return null;
+  }
+  function leftOut(modules, fmt, notes) {  // hfconfig._left_out
+    var extra = Array.isArray(modules) ? modules.filter(function (x) { return x !== "lm_head"; }) : [];
+    if (extra.length) {
+      notes.push(["quantization_config", "left in 16-bit besides lm_head: " + extra.slice(0, 3).map(String).join(", ") +
+        (extra.length > 3 ? ", ..." : "") + " (" + extra.length + " in all); counted here in " + fmt +
+        ", so the weights are a lower bound"]);
+    }
+  }
   function quantFormat(q, notes) {
     if (!isObj(q)) { return [null, null, "quantization_config is not an object"]; }
     var method = get(q, "quant_method", null);
     if (method === "fp8") { return ["fp8", null, null]; }
+    if (method === "fbgemm_fp8") { leftOut(get(q, "modules_to_not_convert"), "fp8", notes); return ["fp8", null, null]; }
+    if (method === "compressed-tensors") {
+      var ct = compressedTensorsFormat(get(q, "config_groups"));
+      if (ct !== null) { leftOut(get(q, "ignore"), ct, notes); return [ct, null, null]; }
+    }
     if (method === "mxfp4") {
       notes.push(["quantization_config", "MXFP4 routed experts; attention, router and embeddings in BF16"]);
       return ["bf16", "mxfp4", null];
@@ -601,6 +630,7 @@
   }
 
   root.MSIBCalcEngine = {
+    engineMemoryBytes: engineMemoryBytes,
     floorDiv: floorDiv, paramBreakdown: paramBreakdown, weightBytes: weightBytes,
     weightBytesBreakdown: weightBytesBreakdown, embeddingBits: embeddingBits, kvBytesPerToken: kvBytesPerToken,
     kvBytesPerSequence: kvBytesPerSequence, validTpDegrees: validTpDegrees, modelTpProblem: modelTpProblem,

@@ -202,7 +202,7 @@
     s = section("r-fit", "Does it fit");
     s.formula("KV budget per GPU = memory × fraction − weights per GPU − activations − runtime reserve");
     s.step("weights per GPU = " + gb(r.weights_total) + " / " + n + (r.replicated_extra ? " + " + int(r.replicated_extra) + " bytes replicated on every GPU" : "") + " = " + gb(r.weights_per_gpu));
-    s.step("= " + gb(g.memory_bytes) + " × " + u + " − " + gb(r.weights_per_gpu) + " − " + gb(d.activation_bytes) + " − " + gb(d.reserve_bytes) + " = " + gb(r.kv_budget));
+    s.step("= " + gb(E.engineMemoryBytes(g)) + " (CUDA total) × " + u + " − " + gb(r.weights_per_gpu) + " − " + gb(d.activation_bytes) + " − " + gb(d.reserve_bytes) + " = " + gb(r.kv_budget));
     if (m.linear_attention && m.linear_attention.kda && !m.sliding_window) { s.step("KDA layers: their states split by TP (1/" + n + " per GPU); the MLA or KV cache splits by its own share."); }
     s.step("KV per sequence per GPU, paged: " + r.blocks_per_sequence + " blocks of " + d.block_size + " tokens = " + gb(r.kv_per_sequence_gpu) + "; × " + c + " sequences = " + gb(r.kv_load_gpu));
     if (!r.fits) { s.result("Does not fit: the weights alone leave no room for a KV cache (short by " + gb(-r.kv_budget) + " per GPU)."); }

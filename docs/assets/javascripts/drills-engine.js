@@ -421,7 +421,7 @@
   function deployValues(v, m, g, f, kv, n, s) {
     var d = DATA.defaults;
     Object.assign(v, { model: m.name, gpu: g.name, fmt: f.name, fkey: f.key, kvname: kv.name, kvkey: kv.key, n: fmtInt(n),
-      mem: n_(g.memory_bytes / GiB), mem_gb: fmtGb(g.memory_bytes), weights: fmtGb(s.weights_total),
+      mem: n_(E.engineMemoryBytes(g) / GiB), mem_gb: fmtGb(E.engineMemoryBytes(g)), weights: fmtGb(s.weights_total),
       util: bits_(d.gpu_util), act: bits_(d.activation_bytes / GiB), res: bits_(d.reserve_bytes / GiB),
       frac: frac_(s.kv_fraction), usable: gib_(s.usable_per_gpu), wpg: gib_(s.weights_per_gpu), wtot: gib_(s.weights_total),
       budget: gib_(s.kv_budget), budget_b: fmtInt(s.kv_budget) });
@@ -454,7 +454,7 @@
     var perSeq = s.kv_per_sequence_gpu, perSeqWhole = perSeq / s.kv_fraction;
     Object.assign(v, { ctx: fmtInt(d.ctx), kvseq: fmtBytes(s.kv_per_sequence), kvseq_gpu: fmtInt(perSeq),
       answer: fmtInt(s.max_sequences), blocks: fmtInt(s.blocks_per_sequence) });
-    var mem = g.memory_bytes, wpg = s.weights_per_gpu, util = DATA.defaults.gpu_util;
+    var mem = E.engineMemoryBytes(g), wpg = s.weights_per_gpu, util = DATA.defaults.gpu_util;
     var traps = [["util_forgotten", maxSeqs(budget(mem, wpg, 1.0), perSeq)],
       ["ledger_forgotten", maxSeqs(budget(mem, wpg, util, true), perSeq)],
       ["gib_as_gb", maxSeqs(budget(T.gibAsGb(mem), wpg, util), perSeq)]];
@@ -484,7 +484,7 @@
     Object.assign(v, { per_tok: fmtBytes(perTok), per_tok_gpu: fmtInt(perTok * frac), answer: fmtInt(s.max_context),
       maxpos: fmtInt(m.max_position_embeddings) });
     if (fixedPart) { v.windowed = ""; v.fixed = fmtBytes(fixedPart); v.fixed_gpu = fmtInt(fixedPart * frac); }
-    var mem = g.memory_bytes, wpg = s.weights_per_gpu, util = DATA.defaults.gpu_util, b = s.kv_budget;
+    var mem = E.engineMemoryBytes(g), wpg = s.weights_per_gpu, util = DATA.defaults.gpu_util, b = s.kv_budget;
     var perLayer = kvPerLayer(m, kv);
     var traps = [["util_forgotten", contextNapkin(budget(mem, wpg, 1.0), fixedPart, perTok, frac)],
       ["ledger_forgotten", contextNapkin(budget(mem, wpg, util, true), fixedPart, perTok, frac)],
