@@ -75,7 +75,7 @@ def test_block_tables_share_only_full_blocks_and_only_between_two_or_more():
     # One sharer alone shares with nobody.
     lay = F.block_tables([("A", 40, True), ("C", 5, False)], 16, prefix_tokens=32)
     assert lay.shared_blocks == 0 and lay.sequences[0].table == (0, 2, 3)
-    # Block counts are memory.blocks_per_sequence, tails at most block_size - 1.
+    # Block counts are kvbudget.blocks_per_sequence, tails at most block_size - 1.
     for s in F.block_tables([(f"s{n}", n, False) for n in (1, 16, 17, 31)], 16).sequences:
         assert len(s.table) == F.blocks_per_sequence(s.tokens, 16)
         assert 0 <= s.tail_empty <= 15

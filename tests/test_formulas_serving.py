@@ -87,10 +87,12 @@ def test_instance_memory_counts_a_weight_copy_per_instance() -> None:
 
 
 def test_instance_memory_macro_reports_the_fit() -> None:
-    # L40S: 48 GB class card, 45.0 GiB in the catalog; usable 45 x 0.9 = 40.5 GiB. 30 GiB overhead
+    # L40S: budgets start from the total CUDA reports, 44.42 GiB (47,695,527,936 bytes, catalog's
+    # cuda_total_bytes); usable 47,695,527,936 x 0.9 = 42,925,975,142 bytes = 39.98 GiB. 30 GiB overhead
     # per instance plus the weights makes two instances exceed it.
     out = MACROS["instance_memory"]("qwen2.5-7b", "l40s", fmt="fp8", count=2, overhead_gib=30)
     assert "does not fit; at most 1 fit" in out
-    assert "40.5 GiB" in out
+    assert "GPU memory (CUDA total) | 47.7 GB (44.4 GiB)" in out
+    assert "= 42.9 GB (40.0 GiB)" in out
     with pytest.raises(MacroInputError, match="count"):
         MACROS["instance_memory"]("qwen2.5-7b", "l40s", count=0)

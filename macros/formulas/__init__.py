@@ -4,7 +4,9 @@ Modules by topic:
 
 - :mod:`.params`    parameter counts from a config (dense, MoE total/active, MLA)
 - :mod:`.memory`    weight bytes per format (mixed formats), KV bytes (MHA/GQA/MQA, MLA, sliding
-  windows, linear layers), the naive formula, paged blocks, the GPU memory budget
+  windows, linear layers), the naive formula
+- :mod:`.kvbudget`  paged blocks and their tail, the GPU memory budget left for KV, sequences and context
+  it holds
 - :mod:`.parallel`  valid TP degrees, per-GPU shards, TP all-reduce and EP all-to-all volume
 - :mod:`.speed`     decode bandwidth bound, prefill compute time, arithmetic intensity, ridge point
 - :mod:`.serving`   dynamic batching (queue delay against throughput), model instances per GPU
@@ -48,6 +50,7 @@ from .drift import *  # noqa: F401,F403
 from .histograms import *  # noqa: F401,F403
 from .longctx import *  # noqa: F401,F403
 from .memory import *  # noqa: F401,F403
+from .kvbudget import *  # noqa: F401,F403
 from .checkpoint import *  # noqa: F401,F403
 from .kvplan import *  # noqa: F401,F403
 from .mlops import *  # noqa: F401,F403

@@ -6,8 +6,8 @@ reference count equal to the number of sharers; the part of the prompt that does
 stored privately by each sequence (vLLM V1's prefix caching reuses full blocks only). Private blocks are
 handed out from a free list in index order as the sequences grow in turns, one block each per round,
 which is why a table points to scattered physical blocks. Block counts are
-:func:`~macros.formulas.memory.blocks_per_sequence`; the empty slots of each last block are the tail
-waste that :func:`~macros.formulas.memory.paged_tail_waste` bounds by ``block_size - 1``.
+:func:`~macros.formulas.kvbudget.blocks_per_sequence`; the empty slots of each last block are the tail
+waste that :func:`~macros.formulas.kvbudget.paged_tail_waste` bounds by ``block_size - 1``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import _checks as chk
-from .memory import blocks_per_sequence
+from .kvbudget import blocks_per_sequence
 
 __all__ = ["BlockTableLayout", "PhysicalBlock", "SequenceTable", "block_tables"]
 

@@ -22,8 +22,8 @@ from typing import Callable
 
 from . import _checks as chk
 from .longctx import prefill_mlp_activation_bytes
-from .memory import (DEFAULT_BLOCK_SIZE, kv_budget_bytes, kv_bytes_per_sequence_paged,
-                     max_concurrent_sequences)
+from .kvbudget import kv_budget_bytes, kv_bytes_per_sequence_paged, max_concurrent_sequences
+from .memory import DEFAULT_BLOCK_SIZE
 from .parallel import kv_fraction_per_gpu, tp_shard, valid_tp_degrees
 
 __all__ = ["LOGITS_BYTES", "ProfilePeak", "profile_peak_tensors", "StartupLedger", "startup_ledger",
@@ -138,7 +138,7 @@ def smallest_fitting_tp(model, fmt, kv_dtype, gpu_memory_bytes: float, sequences
     """Smallest valid TP degree (<= ``max_tp``) whose per-GPU KV budget holds ``sequences`` x ``context``.
 
     Per GPU: ``memory x utilization - (weights / TP + replicated tensors) - activations - reserve``
-    (:func:`macros.formulas.memory.kv_budget_bytes`), against the paged KV of one sequence times the
+    (:func:`macros.formulas.kvbudget.kv_budget_bytes`), against the paged KV of one sequence times the
     share of the KV heads one GPU holds. ``None`` when no degree up to ``max_tp`` fits.
     """
     chk.positive_int("sequences", sequences)

@@ -114,7 +114,8 @@ def hybrid_sequence_bytes_per_gpu(model, context: int, kv_dtype, tp: int,
     ``kda_state_shape`` divides heads and convolution channels by the TP size), else the KV share.
     Sliding-window layers are not handled here: a model with them is refused.
     """
-    from .memory import blocks_per_sequence, kv_bytes_per_token_per_layer, kv_layer_counts
+    from .kvbudget import blocks_per_sequence
+    from .memory import kv_bytes_per_token_per_layer, kv_layer_counts
     from .parallel import kv_fraction_per_gpu
 
     chk.non_negative_int("context", context)

@@ -7,8 +7,8 @@ Pure Python, like the rest of :mod:`macros.formulas`; the page that explains it 
 from __future__ import annotations
 
 from . import _checks as chk
-from .memory import (DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_BATCHED_TOKENS, blocks_per_sequence,
-                     kv_bytes_per_token_per_layer, kv_layer_counts)
+from .kvbudget import blocks_per_sequence
+from .memory import DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_BATCHED_TOKENS, kv_bytes_per_token_per_layer, kv_layer_counts
 
 __all__ = ["kv_bytes_per_request_reserved"]
 

@@ -338,7 +338,7 @@ class Fit:
 def fit(memory_bytes: float, weight_bytes_total: float, kv_needed: float, utilization: float,
         activation_bytes: float, reserve_bytes: float) -> Fit:
     """Memory check for one card: does the KV the workload needs fit in what the weights leave?"""
-    from .memory import kv_budget_bytes
+    from .kvbudget import kv_budget_bytes
 
     chk.non_negative("kv_needed", kv_needed)
     budget = kv_budget_bytes(memory_bytes, weight_bytes_total, utilization, activation_bytes, reserve_bytes)
