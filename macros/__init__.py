@@ -19,9 +19,16 @@ class MacroFailure(RuntimeError):
     """A macro was called with bad input. The message names the page, the macro and the valid choices."""
 
 
+def page_src(page) -> str:
+    """The docs-relative source of the page a macro runs on: ``page.file.src_uri`` under mkdocs-macros
+    (MkDocs, ProperDocs), ``page.path`` under Zensical's macros, whose page has no ``file``."""
+    file = getattr(page, "file", None)
+    return file.src_uri if file is not None else page.path
+
+
 def _page_name(env) -> str:
     page = getattr(env, "page", None)
-    return f"docs/{page.file.src_uri}" if page is not None else "(unknown page)"
+    return f"docs/{page_src(page)}" if page is not None else "(unknown page)"
 
 
 def _guard(env, name, fn):
@@ -50,7 +57,7 @@ def on_pre_page_macros(env):
 
 def define_env(env):
     docs_dir = env.conf["docs_dir"]
-    macros = dict(site_pages.site_macros(docs_dir, lambda: env.page.file.src_uri))
+    macros = dict(site_pages.site_macros(docs_dir, lambda: page_src(env.page)))
     clash = set(MACROS) & set(macros)
     if clash:
         raise MacroFailure(f"macro names clash between macros.render and the site macros: {sorted(clash)}")

@@ -18,11 +18,12 @@ from sitebuild import deck, lcbundle, searchindex
 from sitebuild.calculator import CALCULATOR_PAGE, DATA_SCRIPT, CalculatorExportError, calculator_script
 from sitebuild.drills import DATA_SCRIPT as DRILLS_SCRIPT
 from sitebuild.drills import DRILLS_PAGE, REF_PAGES, DrillExportError, drills_script
-from sitebuild.contract import SOURCES_HEADING, collapse_mistakes, insert_key_points, split_sources
 from sitebuild.nav import build_nav
 from sitebuild.practice import page_extract, practice_scripts
+from sitebuild.questionmd import QuestionPageExtension
 from sitebuild.registry import SiteError, load_site
-from sitebuild.shortlinks import SHORT_LINK_DIR, add_copy_link_buttons, icon_symbol, short_link_pages, short_link_url
+from sitebuild.shortlinks import (SHORT_LINK_DIR, add_copy_link_buttons, icon_symbol, short_link_url,
+                                  write_short_links)
 from sitebuild.structure import check_question_html
 
 # The nav entry in mkdocs.yml that is replaced by the generated question navigation.
@@ -61,6 +62,10 @@ def on_config(config):
                           "question navigation goes; it is missing")
     i = nav.index(NAV_PLACEHOLDER)
     config.nav = build_nav(site, nav[:i], nav[i + 1:])
+    _state["page_src"] = None
+    config.markdown_extensions = [e for e in config.markdown_extensions if not isinstance(e, QuestionPageExtension)]
+    config.markdown_extensions.append(QuestionPageExtension(
+        page_src=lambda md: _state["page_src"], report=_state["problems"].append, site=lambda: _state["site"]))
     return config
 
 
@@ -70,31 +75,14 @@ def _question(page):
 
 
 def on_page_markdown(markdown, page, config, files):
-    q = _question(page)
-    if q is None:
-        return markdown
-    first = markdown.lstrip().splitlines()[0] if markdown.strip() else ""
-    if first.startswith("# "):
-        _state["problems"].append(f"docs/{q.src}: title: do not write an H1; the page heading comes "
-                                  "from the front-matter title")
-    body, sources = split_sources(insert_key_points(markdown.rstrip(), q.key_points))
-    body = collapse_mistakes(body)
-    lines = [f"# {q.title}", "", body.rstrip(), ""]
-    if q.related:
-        site = _state["site"]
-        # Lists of other pages' titles and of source links: kept out of the search index, where they
-        # would make every page match every other page's topic and bloat the index.
-        lines += ["## Related questions { data-search-exclude }", ""]
-        for rid in q.related:
-            r = site.questions[rid]
-            lines.append(f"- [{r.label} · {r.title}]({r.link})")
-        lines.append("")
-    if sources:
-        lines += [sources.rstrip().replace(SOURCES_HEADING, SOURCES_HEADING + " { data-search-exclude }", 1), ""]
-    return "\n".join(lines)
+    # The question page's Markdown stage runs inside Markdown (sitebuild/questionmd.py, added to the
+    # extensions in on_config); it learns here which page is converted, until on_page_content.
+    _state["page_src"] = page.file.src_uri
+    return markdown
 
 
 def on_page_content(html, page, config, files):
+    _state["page_src"] = None
     if page.file.src_uri == CALCULATOR_PAGE:  # the results' copy-link buttons use the page's icon symbol
         return icon_symbol(_link_icon())[0] + html
     q = _question(page)
@@ -169,12 +157,8 @@ def on_post_build(config):
         out = Path(config.site_dir) / DRILLS_SCRIPT
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(_state["drills"], encoding="utf-8")
-    for q in site.questions.values():
-        target = files.get_file_from_path(q.src).url
-        for rel, html in short_link_pages(q.id, target, config.site_url, q.title, q.description).items():
-            out = Path(config.site_dir) / rel
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(html, encoding="utf-8")
+    write_short_links(Path(config.site_dir), site.questions.values(), config.site_url,
+                      lambda q: files.get_file_from_path(q.src).url)
 
 
 def on_files(files, config):

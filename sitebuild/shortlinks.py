@@ -3,13 +3,19 @@
 Every question gets two tiny redirect pages generated from its front-matter id: ``q/<id>/index.html``
 (for ``/q/75/`` on a web server) and ``q/<id>.html`` (for the offline bundle, which uses file names).
 Both keep the ``#fragment``, so ``/q/75/#fu-naive-formula`` lands on that follow-up.
+
+They are written after the build into the built site, by the MkDocs hooks or, under a builder that
+runs no hooks, by ``python -m sitebuild.shortlinks SITE_DIR --site-url URL [--file-urls]``.
 """
 
 from __future__ import annotations
 
+import argparse
 import html as _html
 import json
 import re
+from collections.abc import Callable
+from pathlib import Path
 
 SHORT_LINK_DIR = "q"
 
@@ -57,6 +63,54 @@ def short_link_pages(qid: int, page_url: str, site_url: str | None, title: str =
     }
 
 
+def page_url(src: str, directory_urls: bool = True) -> str:
+    """Where the MkDocs family of builders puts docs/``src``, relative to the site: ``a/b.md`` at
+    ``a/b/`` (``a/b.html`` with file URLs), ``a/index.md`` at ``a/`` (``a/index.html``)."""
+    if not src.endswith(".md"):
+        raise ValueError(f"{src}: not a Markdown page")
+    stem = src[:-3]
+    if not directory_urls:
+        return stem + ".html"
+    if stem == "index" or stem.endswith("/index"):
+        return stem[: -len("index")]
+    return stem + "/"
+
+
+def write_short_links(site_dir: Path, questions, site_url: str | None, url_of: Callable) -> int:
+    """Write every question's short-link pages into the built site at ``site_dir``; ``url_of(q)`` is
+    where the question's page was written. Returns the number of files written."""
+    written = 0
+    for q in questions:
+        for rel, page in short_link_pages(q.id, url_of(q), site_url, q.title, q.description).items():
+            out = Path(site_dir) / rel
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(page, encoding="utf-8")
+            written += 1
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .registry import SiteError, load_site
+    ap = argparse.ArgumentParser(prog="python -m sitebuild.shortlinks",
+                                 description="write the short-link pages into a built site")
+    ap.add_argument("site_dir", type=Path, help="the built site")
+    ap.add_argument("--docs", type=Path, default=Path(__file__).resolve().parent.parent / "docs")
+    ap.add_argument("--site-url", default=None, help="the public address (canonical and og:url tags)")
+    ap.add_argument("--file-urls", action="store_true", help="the site was built with use_directory_urls off")
+    args = ap.parse_args(argv)
+    if not args.site_dir.is_dir():
+        ap.error(f"{args.site_dir}: no such directory (build the site first)")
+    try:
+        site = load_site(args.docs)
+    except SiteError as exc:
+        print(f"error: {exc}")
+        return 1
+    n = write_short_links(args.site_dir, site.questions.values(), args.site_url,
+                          lambda q: page_url(q.src, not args.file_urls))
+    print(f"wrote {n} short-link pages under {args.site_dir / SHORT_LINK_DIR}")
+    return 0
+
+
 _BUTTON = ('<button type="button" class="msib-copy-link{cls}" data-clipboard-text="{url}" '
            'title="Copy link{what}" aria-label="Copy link{what}">{icon}</button>')
 _H1_END = re.compile(r"(<h1\b[^>]*>.*?)(</h1>)", re.S)
@@ -99,3 +153,7 @@ def add_copy_link_buttons(page_html: str, short_url: str, icon_svg: str = "") ->
                       symbol + page_html, count=1)
     return _FOLLOWUP.sub(lambda m: button(f"{short_url}#{m.group(1)}", " to this follow-up",
                                           " msib-copy-link--followup") + m.group(0), out)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -18,9 +18,17 @@ CHROMIUM = "/usr/bin/chromium"
 SOURCE_DATE_EPOCH = "1767225600"
 
 
+# The builders the site is tested with: MkDocs, and ProperDocs (the maintained MkDocs 1.x fork, the fallback
+# tests/test_builders.py keeps real). Each is run as ``python -m NAME``.
+BUILDERS = ("mkdocs", "properdocs")
+
+
 def build(site_root: Path, out: Path, *, offline: bool = False, site_url: str | None = None,
-          extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """`mkdocs build --strict` of the site at ``site_root`` into ``out``; returns the finished process."""
+          extra_env: dict[str, str] | None = None, builder: str = "mkdocs") -> subprocess.CompletedProcess:
+    """`mkdocs build --strict` (or ``builder``'s) of the site at ``site_root`` into ``out``; returns the
+    finished process."""
+    if builder not in BUILDERS:
+        raise ValueError(f"unknown builder {builder!r}; expected one of {BUILDERS}")
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1", DISABLE_MKDOCS_2_WARNING="true",
                SOURCE_DATE_EPOCH=SOURCE_DATE_EPOCH)
     if site_url:
@@ -28,7 +36,7 @@ def build(site_root: Path, out: Path, *, offline: bool = False, site_url: str | 
     env.update(extra_env or {})
     config = "mkdocs-offline.yml" if offline else "mkdocs.yml"
     return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "-f", config, "--strict", "--site-dir", str(out)],
+        [sys.executable, "-m", builder, "build", "-f", config, "--strict", "--site-dir", str(out)],
         cwd=site_root, env=env, capture_output=True, text=True, timeout=600)
 
 

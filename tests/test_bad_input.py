@@ -92,6 +92,7 @@ CASES = {
                              ["docs/" + BAD, "'Second follow-up?' has no id"]),
     "empty follow-up answer": (page(2, body=BODY.replace("Second answer.", "")),
                                ["docs/" + BAD, "'Second follow-up?' has an empty answer"]),
+    "an H1 of its own": (page(2, body="# My own heading\n\n" + BODY), ["docs/" + BAD, "title: do not write an H1"]),
     "missing verified date": (page(2, drop=("verified",)), ["docs/" + BAD, "verified", "required field is missing"]),
     "verified not a date": (page(2, verified="last week"),
                             ["docs/" + BAD, "verified", "must be a date written YYYY-MM-DD, got 'last week'"]),

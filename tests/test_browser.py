@@ -34,10 +34,9 @@ def assert_no_foreign_requests(pg, allowed: str):
     assert pg.requests, "no request was recorded at all"
 
 
-def test_answer_is_collapsed_then_opens_on_click(site, page, registry):
-    mode, url_of, allowed = site
-    q = first_question(registry)
-    page.goto(url_of(q.src))
+def check_answer_opens_on_click(page, url: str) -> None:
+    """The page's one reference answer starts collapsed and opens on a click on its summary."""
+    page.goto(url)
     answer = page.locator("details.answer")
     assert answer.count() == 1
     assert answer.evaluate("d => d.open") is False
@@ -46,6 +45,21 @@ def test_answer_is_collapsed_then_opens_on_click(site, page, registry):
     answer.locator("summary").click()
     assert answer.evaluate("d => d.open") is True
     body.wait_for(state="visible")
+
+
+def check_deep_link_opens(page, url: str, target: str) -> None:
+    """``url#target`` opens the follow-up block ``target`` and leaves the reference answer collapsed."""
+    page.goto(url + "#" + target)
+    block = page.locator(f"details#{target}")
+    page.wait_for_function(f"document.getElementById('{target}').open === true", timeout=5000)
+    assert block.locator(":scope > :not(summary)").first.is_visible()
+    # Only the linked block opens; the reference answer stays collapsed.
+    assert page.locator("details.answer").evaluate("d => d.open") is False
+
+
+def test_answer_is_collapsed_then_opens_on_click(site, page, registry):
+    mode, url_of, allowed = site
+    check_answer_opens_on_click(page, url_of(first_question(registry).src))
     if mode == "online":
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "question-page.png"))
@@ -98,11 +112,5 @@ def test_deep_link_opens_the_follow_up(site, page, registry):
     for q in list(registry.questions.values())[:3]:
         page.goto(url_of(q.src))
         ids = page.eval_on_selector_all("details.followup", "els => els.map(e => e.id)")
-        target = ids[-1]
-        page.goto(url_of(q.src) + "#" + target)
-        block = page.locator(f"details#{target}")
-        page.wait_for_function(f"document.getElementById('{target}').open === true", timeout=5000)
-        assert block.locator(":scope > :not(summary)").first.is_visible()
-        # Only the linked block opens; the reference answer stays collapsed.
-        assert page.locator("details.answer").evaluate("d => d.open") is False
+        check_deep_link_opens(page, url_of(q.src), ids[-1])
     assert_no_foreign_requests(page, allowed)

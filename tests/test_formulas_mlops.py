@@ -121,3 +121,14 @@ def test_build_never_breaks_even_when_it_runs_dearer():
 def test_bad_input_names_the_input(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_peeking_rate_is_remembered_and_bad_input_still_fails():
+    M.peeking_false_positive_rate.cache_clear()
+    first = M.peeking_false_positive_rate(7)
+    assert M.peeking_false_positive_rate(7) == first
+    info = M.peeking_false_positive_rate.cache_info()
+    assert (info.hits, info.misses) == (1, 1)
+    assert M.peeking_false_positive_rate(7.0) == first  # computed again (another key), the same figure
+    with pytest.raises(ValueError, match="looks must be a whole number >= 1"):
+        M.peeking_false_positive_rate(7.5)
