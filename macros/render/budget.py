@@ -43,7 +43,7 @@ def does_not_load(cap) -> str:
 
 
 def capacity_words(cap, context: int) -> str:
-    """A :class:`~macros.formulas.memory.SequenceCapacity` in words: the count, or why there is none."""
+    """A :class:`~macros.formulas.kvbudget.SequenceCapacity` in words: the count, or why there is none."""
     if cap.limit == "weights":
         return does_not_load(cap)
     if cap.limit == "one_sequence":
