@@ -281,6 +281,14 @@ def test_flag_macro_links_to_the_default_line():
                                                                                   "sgl-project/sglang/blob/v0.5.23/")
 
 
+def test_field_default_links_to_the_config_field_not_the_flag_registration():
+    snap = json.loads((Path(__file__).parents[1] / "macros/catalog/facts/vllm-0.33.0.json").read_text())
+    cfg = snap["config"]["CacheConfig.enable_prefix_caching"]
+    out = MACROS["flag_default"]("vllm", "--enable-prefix-caching", field=True)
+    assert out.startswith("[`True`](") and out.endswith(f"/{cfg['file']}#L{cfg['line']})")
+    assert "arg_utils.py" in MACROS["flag_default"]("vllm", "--enable-prefix-caching")
+
+
 def test_facts_macros_reject_names_the_release_lacks():
     with pytest.raises(MacroInputError, match=r"vLLM 0.33.0 has no flag '--gpu-memory-utilisation' "
                                               r"\(did you mean --gpu-memory-utilization"):

@@ -52,5 +52,12 @@ def test_the_page_macro_shows_the_formula_values():
                                         tenant_counts=[1, 1000], residency_s=20)
     extra = F.salting_cost(36000, 1000, 2000, 20).extra_prefill_tokens_per_h
     assert f"{round(extra):,}" in html
+    # The pool is what vLLM leaves for KV: weights and the activation and runtime allowances come off.
+    from macros import units as U
+    from macros.catalog import load_catalog
+    cat = load_catalog()
+    m, g = cat.models["llama-3.1-8b"], cat.gpus["h100-sxm"]
+    pool = g.engine_memory_bytes * 0.92 - F.weight_bytes(m, cat.formats["bf16"]) - 3 * 2**30
+    assert U.fmt_gb(pool) in html
     with pytest.raises(Exception, match="tenant_counts"):
         MACROS["salting_cost_table"]("llama-3.1-8b", "h100-sxm", tenant_counts=[0])

@@ -64,6 +64,8 @@ def memory_budget(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int = 1,
     concurrent sequences at `context` (paged, `ceil(context / block_size)` blocks each); the longest
     single sequence. Says "does not fit" when the weights leave no room.
     """
+    # Imported here, not at module level, so the facts macros keep their place in MACROS.md.
+    from .facts import flag_default, release
     m, g, f, kv, fe, n, ctx = model, gpu, fmt, kv_dtype, expert_fmt, n_gpus, context
     wtotal, shard, budget = _budget(m, g, f, kv, n, gpu_util, activation_gib, reserve_gib, fe)
     ex = Example(f"{m.name} in {f.name} on {n} × {g.name}")
@@ -74,7 +76,8 @@ def memory_budget(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int = 1,
              f"{_mlink(m)}, {_flink(f)}" + (f", experts {_flink(fe)}" if fe else ""))
     ex.input("TP degree (= GPUs)", str(n), GIVEN)
     ex.input("`--gpu-memory-utilization`", _bits(gpu_util),
-             "assumption (vLLM's default was 0.9; recent releases default to 0.92)")
+             f"assumption (the default in {release('vllm')} is {flag_default('vllm', '--gpu-memory-utilization')}; "
+             "v0.11.0 defaulted to 0.9)")
     ex.input("activations / runtime reserve per GPU", f"{_bits(activation_gib)} GiB / {_bits(reserve_gib)} GiB",
              "assumption")
     ex.input(f"KV dtype ({kv.key}), block size", f"{_bytes_el(kv.bits_per_weight / 8)} bytes, {block_size} tokens",
@@ -118,7 +121,9 @@ def memory_budget(model: Model, gpu: Gpu, fmt: Format = "bf16", n_gpus: int = 1,
     if F.kv_layer_counts(m)[1] or F.kv_layer_counts(m)[2]:
         ex.note("Sliding-window and linear layers are capped per sequence, so tokens-per-budget is an uncapped "
                 "lower bound.")
-    ex.note("vLLM measures activations with a profiling pass at start-up; the allowances here are illustrative.")
+    ex.note(f"vLLM measures the activation peak with a profiling pass at start-up and, in {release('vllm')}, also "
+            "subtracts an estimate of its CUDA graph memory; the allowances here stand in for both and are "
+            "illustrative.")
     return ex.render()
 
 

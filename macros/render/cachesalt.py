@@ -42,7 +42,7 @@ def salting_cost_table(model: Model, gpu: Gpu, prefix_tokens: int = 2000, reques
     cold_s = _prefix_prefill_seconds(m, g, f, p, mfu)
     cached_tokens = (p // F.DEFAULT_BLOCK_SIZE) * F.DEFAULT_BLOCK_SIZE
     copy_bytes = cached_tokens * F.kv_bytes_per_token(m, kv)
-    pool = g.engine_memory_bytes * F.DEFAULT_GPU_UTILIZATION - F.weight_bytes(m, f)
+    pool = F.kv_budget_bytes(g.engine_memory_bytes, F.weight_bytes(m, f))
 
     ex = Example(f"one shared {_i(p)}-token prefix, salted per tenant, {m.name} on {g.name}")
     ex.formula("hit probability = 1 − exp(−λ × τ), λ = arrival rate of the requests that share one copy")
@@ -55,8 +55,10 @@ def salting_cost_table(model: Model, gpu: Gpu, prefix_tokens: int = 2000, reques
     ex.input("KV of one cached copy (full blocks only)",
              f"{_i(cached_tokens)} × {_i(F.kv_bytes_per_token(m, kv))} B = {U.fmt_gb(copy_bytes)}",
              f"{_mlink(m)}, {_flink(kv)}")
-    ex.input("KV pool on one GPU (memory × " + _bits(F.DEFAULT_GPU_UTILIZATION) + " − weights)", U.fmt_gb(pool),
-             f"{_glink(g)}, {_mlink(m)}")
+    ex.input("KV pool on one GPU (memory × " + _bits(F.DEFAULT_GPU_UTILIZATION) + " − weights − activation peak "
+             f"{_bits(F.DEFAULT_ACTIVATION_BYTES / U.GiB)} GiB − CUDA graphs and runtime "
+             f"{_bits(F.DEFAULT_RUNTIME_RESERVE_BYTES / U.GiB)} GiB)", U.fmt_gb(pool),
+             f"{_glink(g)}, {_mlink(m)}; the two allowances are assumptions (vLLM measures both at start-up)")
     rows = ["| tenants N | requests per tenant per minute | hit, shared copy | hit, salted | "
             "prefix tokens recomputed per hour (extra) | extra prefill, GPU-seconds per hour | "
             "resident copies | their KV | share of the KV pool |",

@@ -99,7 +99,9 @@ def flag_default(engine: str, name: str, command: str | None = None, field: bool
     if field and "field_default" not in d:
         raise ValueError(f"{f.release.label}: {name} has no separate field default; use flag_default without "
                          "field=True")
-    return _link(_value(value), f.url(d))
+    # The field's default is written on the config class, not where the flag is registered: link there.
+    src = f.entry("config", d["field"]) if field and d.get("field") else d
+    return _link(_value(value), f.url(src))
 
 
 @macro("inline", example='config_default("vllm", "CacheConfig.DEFAULT_BLOCK_SIZE")')
