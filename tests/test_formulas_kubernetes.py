@@ -90,12 +90,17 @@ def test_crashloop_rejects_bad_input():
 
 
 def test_termination_grace_by_hand():
-    # 15 s preStop + 2048 tokens x 45 ms (92.16 s) + 10 s exit = 117.16 s -> 120 s
-    assert F.termination_grace_s(15, 2048 * 0.045, 10) == 120
-    # 92.16 s of stream -> 93 whole seconds of --shutdown-timeout; an exact 30.0 s stays 30.
+    # 2048 tokens x 45 ms = 92.16 s of stream + 10 s engine teardown = 102.16 s -> 103 whole seconds of
+    # --shutdown-timeout; 15 s preStop + 103 s + 5 s API-server exit = 123 s -> 130 s.
+    assert F.drain_timeout_s(2048 * 0.045, 10) == 103
+    assert F.termination_grace_s(15, 103, 5) == 130
+    # Without a teardown term the timeout is the stream alone: 92.16 s -> 93; an exact 30.0 s stays 30.
     assert F.drain_timeout_s(2048 * 0.045) == 93 and F.drain_timeout_s(30.0) == 30
+    assert F.drain_timeout_s(20, 10.5) == 31
     assert F.termination_grace_s(10, 20, 0, step_s=10) == 30
     with pytest.raises(ValueError, match="must be > 0"):
         F.termination_grace_s(0, 0, 0)
     with pytest.raises(ValueError, match="longest_request_s"):
         F.drain_timeout_s(0)
+    with pytest.raises(ValueError, match="teardown_s"):
+        F.drain_timeout_s(30, -1)

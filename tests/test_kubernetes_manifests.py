@@ -163,13 +163,14 @@ def test_resources_manifest_matches_the_worked_example():
 
 
 def test_termination_manifest_matches_the_worked_example():
-    # The page computes the drain timeout from a 2048-token stream at 45 ms per token (92.16 s, so 93 whole
-    # seconds) and the grace period from a 15 s preStop sleep + that timeout + a 10 s exit (118 s -> 120 s);
-    # the manifest must carry the same sleep, the timeout as vLLM's --shutdown-timeout, and the grace period.
+    # The page computes vLLM's shutdown timeout from a 2048-token stream at 45 ms per token (92.16 s) plus a
+    # 10 s engine teardown (102.16 s, so 103 whole seconds), and the grace period from a 15 s preStop sleep
+    # + that timeout + a 5 s API-server exit (123 s -> 130 s); the manifest must carry the same sleep, the
+    # timeout as vLLM's --shutdown-timeout, and the grace period.
     import yaml
     from macros.formulas import drain_timeout_s, termination_grace_s
     page = (PAGES / "pod-lifecycle.md").read_text()
-    assert "termination_grace(prestop_s=15, max_tokens=2048, tpot_ms=45, exit_s=10)" in page
+    assert "termination_grace(prestop_s=15, max_tokens=2048, tpot_ms=45, teardown_s=10, exit_s=5)" in page
     doc = next(yaml.safe_load_all((ROOT / "examples/kubernetes/pod-lifecycle/graceful-shutdown.yaml").read_text()))
     spec = doc["spec"]["template"]["spec"]
     container = spec["containers"][0]
@@ -178,8 +179,8 @@ def test_termination_manifest_matches_the_worked_example():
     args = container["args"]
     assert "--shutdown-timeout" in args, "without --shutdown-timeout vLLM aborts in-flight streams at SIGTERM"
     timeout = int(args[args.index("--shutdown-timeout") + 1])
-    assert timeout == drain_timeout_s(2048 * 0.045) == 93
-    assert spec["terminationGracePeriodSeconds"] == termination_grace_s(sleep, timeout, 10) == 120
+    assert timeout == drain_timeout_s(2048 * 0.045, 10) == 103
+    assert spec["terminationGracePeriodSeconds"] == termination_grace_s(sleep, timeout, 5) == 130
 
 
 def test_gateway_api_route_is_checked_against_its_vendored_crd(tmp_path):

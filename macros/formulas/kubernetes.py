@@ -144,11 +144,12 @@ def crashloop_reset_s(max_s: float = CRASHLOOP_MAX_S) -> float:
 
 
 def termination_grace_s(prestop_s: float, drain_s: float, exit_s: float, step_s: float = 10) -> int:
-    """``terminationGracePeriodSeconds`` that covers a preStop wait, the drain of in-flight requests
-    after SIGTERM and the process's own exit, rounded up to ``step_s``.
+    """``terminationGracePeriodSeconds`` that covers a preStop wait, the server's shutdown timeout after
+    SIGTERM (``drain_s``: for vLLM its ``--shutdown-timeout``, which already holds the engine's
+    teardown) and what the front process does after it (``exit_s``), rounded up to ``step_s``.
 
     The grace period counts from the deletion, before the preStop hook runs, so the hook's time is
-    spent out of it (Kubernetes 1.35 API: Lifecycle.preStop).
+    spent out of it (Kubernetes API: Lifecycle.preStop).
     """
     chk.non_negative("prestop_s", prestop_s)
     chk.non_negative("drain_s", drain_s)
@@ -160,10 +161,15 @@ def termination_grace_s(prestop_s: float, drain_s: float, exit_s: float, step_s:
     return int(round_up(total, step_s))
 
 
-def drain_timeout_s(longest_request_s: float) -> int:
-    """Whole seconds a server must be allowed to drain after SIGTERM so that the longest request
-    still running finishes: the value for vLLM's ``--shutdown-timeout`` (an integer, seconds; 0 aborts
-    in-flight requests at SIGTERM).
+def drain_timeout_s(longest_request_s: float, teardown_s: float = 0.0) -> int:
+    """Whole seconds a server must be given after SIGTERM so that the longest request still running
+    finishes and the engine then tears down: the value for vLLM's ``--shutdown-timeout`` (an integer,
+    seconds; 0 aborts in-flight requests at SIGTERM).
+
+    In vLLM the same number is the process manager's whole wait for the EngineCore processes: they
+    must finish draining *and* release the GPU within it, or they are SIGKILLed (``shutdown`` in
+    vllm/v1/utils.py at 0.33.0), so the engine's teardown counts inside it.
     """
     chk.positive("longest_request_s", longest_request_s)
-    return math.ceil(longest_request_s)
+    chk.non_negative("teardown_s", teardown_s)
+    return math.ceil(longest_request_s + teardown_s)

@@ -104,8 +104,9 @@ def crashloop_backoff(crash_after_s: float, restarts: int = 8, initial_s: float 
     """Worked example: the kubelet's restart back-off for a container that dies `crash_after_s` after
     every start (a model server failing during its load), restart by restart.
 
-    `initial_s` and `max_s` are the kubelet's initial delay and cap (Kubernetes 1.35 defaults 10 s and
-    300 s; a node's `crashLoopBackOff.maxContainerRestartPeriod` can lower the cap).
+    `initial_s` and `max_s` are the kubelet's initial delay and cap (defaults 10 s and 300 s since
+    Kubernetes 1.35 and still at the reference release; a node's
+    `crashLoopBackOff.maxContainerRestartPeriod` can lower the cap).
     """
     crash_s = chk.positive("crash_after_s", crash_after_s)
     delays = F.crashloop_delays(restarts, crash_s, initial_s, max_s)
@@ -115,7 +116,7 @@ def crashloop_backoff(crash_after_s: float, restarts: int = 8, initial_s: float 
     ex.formula("time of restart k = Σ (run time until the crash + delay) over restarts 1..k")
     ex.input("run time from each start to the crash", U.fmt_seconds(crash_s), GIVEN)
     ex.input("initial delay / cap", f"{U.fmt_seconds(initial_s)} / {U.fmt_seconds(max_s)}",
-             "kubelet, Kubernetes 1.35 defaults: 10 s / 300 s")
+             f"kubelet defaults, {release('kubernetes')}: 10 s / 300 s")
     t = 0.0
     for k, d in enumerate(delays, 1):
         t += crash_s + d
@@ -137,40 +138,48 @@ def crashloop_backoff(crash_after_s: float, restarts: int = 8, initial_s: float 
     return ex.render()
 
 
-@macro("block", example="termination_grace(prestop_s=15, max_tokens=2048, tpot_ms=45, exit_s=10)")
-def termination_grace(prestop_s: float, max_tokens: int, tpot_ms: float, exit_s: float = 10,
-                      step_s: float = 10) -> str:
+@macro("block", example="termination_grace(prestop_s=15, max_tokens=2048, tpot_ms=45, teardown_s=10, exit_s=5)")
+def termination_grace(prestop_s: float, max_tokens: int, tpot_ms: float, teardown_s: float = 10,
+                      exit_s: float = 5, step_s: float = 10) -> str:
     """Worked example: vLLM's `--shutdown-timeout` and `terminationGracePeriodSeconds` for a streaming
     server, from its preStop wait, the longest stream it must finish after SIGTERM (max_tokens × time
-    per output token) and its own exit.
+    per output token), the engine's teardown and the API server's exit after it.
 
-    The drain timeout is the longest stream in whole seconds (vLLM drains only when the flag is set;
-    its default, read from the facts snapshot, aborts in-flight requests at SIGTERM); the grace period
-    is preStop + drain timeout + exit, rounded up to `step_s`.
+    The shutdown timeout is the longest stream plus the engine's teardown, in whole seconds: vLLM's
+    process manager waits that long in all for the EngineCore processes to drain and exit, then
+    SIGKILLs them (its default, read from the facts snapshot, aborts in-flight requests at SIGTERM).
+    The grace period is preStop + shutdown timeout + API-server exit, rounded up to `step_s`.
     """
     n = chk.positive_int("max_tokens", max_tokens)
     chk.positive("tpot_ms", tpot_ms)
     drain = n * tpot_ms / 1000
-    timeout = F.drain_timeout_s(drain)
+    timeout = F.drain_timeout_s(drain, teardown_s)
     grace = F.termination_grace_s(prestop_s, timeout, exit_s, step_s)
     flag = facts_flag("vllm", "--shutdown-timeout")
-    ex = Example("drain timeout and termination grace period for a streaming LLM server")
-    ex.formula("drain timeout (vLLM --shutdown-timeout) ≥ longest in-flight request, in whole seconds")
-    ex.formula("grace ≥ preStop wait + drain timeout + process exit, rounded up")
+    ex = Example("shutdown timeout and termination grace period for a streaming LLM server")
+    ex.formula("shutdown timeout (vLLM --shutdown-timeout) ≥ longest in-flight request + engine teardown, "
+               "in whole seconds")
+    ex.formula("grace ≥ preStop wait + shutdown timeout + API-server exit, rounded up")
     ex.input("preStop sleep (endpoint removal to reach every proxy)", U.fmt_seconds(prestop_s), GIVEN)
     ex.input("longest request: max_tokens", f"{n:,}", GIVEN)
     ex.input("time per output token at full load", f"{_n(tpot_ms)} ms", GIVEN)
-    ex.input("engine exit (free GPU memory, stop workers)", U.fmt_seconds(exit_s), GIVEN)
+    ex.input("engine teardown (free GPU memory, stop workers)", U.fmt_seconds(teardown_s), GIVEN)
+    ex.input("API server exit after the engine has stopped", U.fmt_seconds(exit_s), GIVEN)
     ex.input(f"{release('vllm')} {flag} default", flag_default("vllm", "--shutdown-timeout"),
              engine_src("vllm", "vllm/v1/engine/core.py", line=1718) + ": 0 aborts every in-flight request at SIGTERM")
-    ex.step(f"longest stream: {n:,} × {_n(tpot_ms)} ms = {U.fmt_seconds(drain)}, so `--shutdown-timeout {timeout}`")
+    ex.step(f"longest stream: {n:,} × {_n(tpot_ms)} ms = {U.fmt_seconds(drain)}; "
+            f"+ {U.fmt_seconds(teardown_s)} of teardown = {U.fmt_seconds(drain + teardown_s)}, "
+            f"so `--shutdown-timeout {timeout}`")
     ex.step(f"{U.fmt_seconds(prestop_s)} + {timeout} s + {U.fmt_seconds(exit_s)} = "
             f"{U.fmt_seconds(prestop_s + timeout + exit_s)}, rounded up to a multiple of {_n(step_s)} s")
-    ex.result(f"`--shutdown-timeout {timeout}` on the server: after SIGTERM it refuses new requests, lets the running "
-              f"ones finish for up to {timeout} s, then aborts the rest")
+    ex.result(f"`--shutdown-timeout {timeout}` on the server: after SIGTERM the engine lets the running requests "
+              f"finish, then tears down; whatever of its processes still runs {timeout} s after SIGTERM is "
+              "SIGKILLed")
     ex.result(f"`terminationGracePeriodSeconds: {grace}` (the default is 30)")
     ex.note("A request admitted just before the Pod was marked for deletion may have started at any point in "
-            "its stream, so budget the whole stream. Without the flag, grace beyond the preStop sleep buys "
-            "nothing: the server aborts its streams at SIGTERM and exits. What neither covers, the client must "
-            "retry.")
+            "its stream, so budget the whole stream. At the deadline vLLM does not abort what is left cleanly: it "
+            "SIGKILLs the engine processes, so a timeout sized to the streams alone leaves the GPU teardown to "
+            "a kill. "
+            "Without the flag, grace beyond the preStop sleep buys nothing: the server aborts its streams at "
+            "SIGTERM and exits. What neither covers, the client must retry.")
     return ex.render()
