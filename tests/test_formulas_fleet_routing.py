@@ -228,6 +228,7 @@ def test_cold_start_macro_adds_the_stages():
                                          storage_gb_per_s=1, init_s=90, detect_s=60, ramp_per_min=2,
                                          replica_rps=4, base_rps=20)
     assert "GB/s = 46.4 s" in html  # 8 GB / 1.25 GB/s + 20 GB / 0.5 GB/s = 6.4 + 40
+    assert "/ 1.25 GB/s + " in html  # 10 Gbit/s shown as it is used, not rounded to 1.2 GB/s
     w = F.weight_bytes(cat().model("llama-3.1-70b"), cat().format("fp8"))
     cold = 180 + 46.4 + w / 1e9 + 90
     h = F.ramp_headroom(2 / 60, 60, cold, 4, 20)

@@ -70,7 +70,7 @@ def cold_start_headroom(model: Model, fmt: Format = "bf16", provision_s: float =
     ex.input("ramp / replica capacity at the SLO / base load",
              f"{_n(ramp_per_min)} requests/s per minute / {_n(replica_rps)} requests/s / {_n(base_rps)} requests/s",
              "traffic history / load test (given)")
-    ex.step(f"image pull: {U.fmt_gb(image_gb * 1e9)} / {U.fmt_bandwidth(registry_gbit_per_s * 1e9 / 8)} + "
+    ex.step(f"image pull: {U.fmt_gb(image_gb * 1e9)} / {U.fmt_num(registry_gbit_per_s / 8)} GB/s + "
             f"{U.fmt_gb(image_unpacked_gb * 1e9)} / {_n(unpack_gb_per_s)} GB/s = {_s(pull)}")
     ex.step(f"weight load: {U.fmt_gb(wbytes)} / {_n(storage_gb_per_s)} GB/s = {_s(load)}")
     ex.step(f"cold start: {_s(provision_s)} + {_s(pull)} + {_s(load)} + {_s(init_s)} = {_s(cold)}")
