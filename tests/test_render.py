@@ -45,6 +45,11 @@ def test_inline_values():
     # H100 SXM: nvidia-smi total 81559 MiB (github.com/wilicc/gpu-burn/issues/114);
     # 81559 x 1,048,576 = 85,520,809,984 bytes = 85.5 GB = 79.65 GiB (hand arithmetic).
     assert MACROS["gpu_memory"]("h100-sxm") == "85.5 GB (79.6 GiB)"
+    # RTX 5090: CUDA total 32,123 MiB x 1,048,576 = 33,683,406,848 bytes = 33.7 GB = 31.37 GiB
+    # (PyTorch's OOM message, github.com/Wan-Video/Wan2.1/issues/465), below nvidia-smi's 32607 MiB.
+    assert MACROS["gpu_cuda_memory"]("rtx-5090") == "33.7 GB (31.4 GiB)"
+    assert MACROS["gpu_memory"]("rtx-5090") == "34.2 GB (31.8 GiB)"
+    assert MACROS["gpu_memory_label"]("rtx-5090") == "32 GB GDDR7"
     assert MACROS["model_field"]("llama-3.1-70b", "num_key_value_heads") == "8"
     assert MACROS["model_field"]("deepseek-v3", "mla.kv_lora_rank") == "512"
     assert MACROS["valid_tp"]("qwen2.5-7b") == "1, 2, 4"

@@ -43,6 +43,19 @@ def gpu_memory(gpu: Gpu) -> str:
     return U.fmt_gb(gpu.memory_bytes)
 
 
+@macro("inline", example='gpu_cuda_memory("rtx-5090")')
+def gpu_cuda_memory(gpu: Gpu) -> str:
+    """GPU memory as CUDA reports it, the total an engine's memory fraction multiplies (slightly below
+    the nvidia-smi figure of `gpu_memory`), e.g. '33.7 GB (31.4 GiB)' for the RTX 5090."""
+    return U.fmt_gb(gpu.engine_memory_bytes)
+
+
+@macro("inline", example='gpu_memory_label("rtx-5090")')
+def gpu_memory_label(gpu: Gpu) -> str:
+    """The memory size the vendor's product page states, e.g. '32 GB GDDR7' for the RTX 5090."""
+    return gpu.memory_label
+
+
 @macro("inline", example='gpu_bandwidth("h100-sxm")')
 def gpu_bandwidth(gpu: Gpu) -> str:
     """GPU memory bandwidth, e.g. '3.35 TB/s'."""
