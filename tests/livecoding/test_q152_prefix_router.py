@@ -140,6 +140,27 @@ def test_new_replica_starts_empty_and_removed_replica_is_forgotten() -> None:
     assert r.route([5, 6, 7, 8]).cached_tokens == 0
 
 
+def test_the_documented_defaults() -> None:
+    # PrefixRouter(replicas, block_size=16, capacity_blocks=100_000, load_weight=1.0)
+    r = PrefixRouter(["a", "b"])
+    first = r.route([3] * 33)                     # 2 full blocks of 16 and 1 token
+    assert (first.replica, first.cost) == ("a", 33)
+    second = r.route([3] * 33)                    # a: 1.0 * 33 pending + 33 - 32 = 34; b: 33
+    assert (second.replica, second.cached_tokens, second.cost) == ("b", 0, 33)
+    r.finish(first.ticket)
+    third = r.route([3] * 33)                     # a idle and holding both blocks: 1 token to prefill
+    assert (third.replica, third.cached_tokens, third.cost) == ("a", 32, 1)
+    fourth = r.route([3] * 33)                    # a: 1.0 * 1 pending + 1 = 2; b: 33 + 1 = 34
+    assert (fourth.replica, fourth.cost) == ("a", 2)
+    r.finish(r.route(list(range(100_001 * 16))).ticket)  # one prompt of 100,001 blocks (to b or a)
+    assert sorted(len(r.cached(n)) for n in ("a", "b")) == [2, 100_000]  # the oldest block evicted
+
+
+def test_a_single_name_is_one_replica() -> None:
+    r = PrefixRouter("solo")                      # a str is a name, not an iterable of one-letter names
+    assert r.pending("solo") == 0 and r.route([1]).replica == "solo"
+
+
 # --- eviction: bounded per replica, tail first --------------------------------------------------------
 
 def test_capacity_evicts_least_recent_tail_first() -> None:
