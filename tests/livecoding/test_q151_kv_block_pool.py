@@ -43,6 +43,19 @@ def test_chain_hashes_cover_full_blocks_and_chain():
     assert chain_hashes([1, 2], 2, salt=b"") != chain_hashes([1, 2], 2, salt=b"\x00")
 
 
+def test_chain_hashes_defaults_and_empty_input():
+    assert chain_hashes([1, 2, 3, 4], 2) == chain_hashes([1, 2, 3, 4], 2, salt=b"")  # the default salt is empty
+    assert chain_hashes([], 4) == []                        # no tokens: no full block, no hash, no error
+
+
+def test_a_first_block_filled_by_append_is_hashed_with_the_salt():
+    pool = BlockPool(8, 2)
+    pool.allocate("a", [1], salt=b"tenant")                 # the first block is still partial
+    pool.append("a", [2])                                   # now full: hashed here, with the salt
+    assert pool.allocate("b", [1, 2, 3], salt=b"tenant").cached_tokens == 2
+    assert pool.allocate("c", [1, 2, 3]).cached_tokens == 0  # another salt (none) never sees it
+
+
 # ---------------------------------------------------------------- prefix sharing
 
 def test_same_prefix_shares_full_blocks_and_counts_references():
@@ -278,6 +291,8 @@ def test_bad_salt_seq_and_block_ids_are_refused():
         pool.allocate(math.nan, [1])                          # never equal to itself: could never be freed
     with pytest.raises(ValueError, match="seq_id"):
         pool.free(["not", "hashable"])
+    with pytest.raises(ValueError, match="seq_id"):
+        pool.append(["not", "hashable"], [1])
     for bad in (-1, 4, True, 1.0, "0"):
         with pytest.raises(ValueError, match="block_id"):
             pool.ref_count(bad)
