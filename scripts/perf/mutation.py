@@ -49,6 +49,9 @@ only_mutate = ["livecoding/{module}.py"]
 pytest_add_cli_args_test_selection = ["tests/livecoding/{test}"]
 pytest_add_cli_args = ["-p", "no:cacheprovider", "-q"]
 use_git_change_detection = false
+# A mutant that makes the tests 3x slower than the original is caught (as a timeout): a complexity bug.
+# mutmut's default, 15x, lets one mutant that turns O(1) into O(n) hold the run for many minutes.
+timeout_multiplier = 3.0
 """
 
 

@@ -139,7 +139,8 @@ BAD_COUNTS = [0, -1, 2.5, NAN, INF, True, "3"]  # not an int >= 1
 BAD_SECONDS = [-1.0, NAN, "1"]  # negative, NaN, not a number
 
 
-def best_seconds_per_op(setup: Callable[[int], Callable[[int], object]], size: int, ops: int = 2000) -> float:
+def best_seconds_per_op(setup: Callable[[int], Callable[[int], object]], size: int, ops: int = 2000,
+                        limit: float = math.inf) -> float:
     """Fastest of 5 timings of ``ops`` calls of ``setup(size)``'s operation, per call.
 
     Only the calls are timed, on this thread's CPU clock (``time.thread_time``: time other processes
@@ -147,7 +148,10 @@ def best_seconds_per_op(setup: Callable[[int], Callable[[int], object]], size: i
     flaky), with the cyclic garbage collector paused (its passes grow with the heap, not with the
     algorithm), and the minimum of five filters out the rest of the noise. A claim of O(1) per
     operation is then checked as a ratio between two sizes with a generous bound: an O(n)
-    operation would give a ratio near the ratio of the sizes.
+    operation would give a ratio near the ratio of the sizes. With ``limit`` (seconds per call), a
+    run that has already spent three times ``limit x ops`` stops and returns its rate so far (over
+    ``limit`` by construction; noise does not triple a run), so a test that fails anyway does not
+    spend minutes timing an O(n) operation at the large size five times.
     """
     best = math.inf
     for _ in range(5):
@@ -157,6 +161,8 @@ def best_seconds_per_op(setup: Callable[[int], Callable[[int], object]], size: i
             started = time.thread_time()
             for i in range(ops):
                 op(i)
+                if i % 64 == 63 and time.thread_time() - started > 3 * limit * ops:
+                    return (time.thread_time() - started) / (i + 1)
             best = min(best, (time.thread_time() - started) / ops)
         finally:
             gc.enable()
