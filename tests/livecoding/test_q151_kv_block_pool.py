@@ -46,6 +46,9 @@ def test_chain_hashes_cover_full_blocks_and_chain():
 def test_chain_hashes_defaults_and_empty_input():
     assert chain_hashes([1, 2, 3, 4], 2) == chain_hashes([1, 2, 3, 4], 2, salt=b"")  # the default salt is empty
     assert chain_hashes([], 4) == []                        # no tokens: no full block, no hash, no error
+    pool = BlockPool(4, 2)
+    pool.allocate("a", [1, 2, 3])
+    assert pool.allocate("b", [1, 2, 4], salt=b"").cached_tokens == 2  # allocate's default salt is empty too
 
 
 def test_a_first_block_filled_by_append_is_hashed_with_the_salt():
