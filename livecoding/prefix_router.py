@@ -13,7 +13,11 @@ and picks the replica with the lowest estimated cost, in prompt tokens still to 
 
 ``pending(r)`` is the prefill work the router has sent to ``r`` and not yet seen finish: with
 ``load_weight = 1`` the cost is proportional to the replica's time to first token at a fixed prefill
-rate. Ties go to the replica with less pending work, then to the one added first. As in vLLM 0.11
+rate. Ties go to the replica with less pending work, then to the one added first. Costs are compared
+exactly, as integers scaled by the denominator of ``load_weight`` (a float is a fraction with a
+power-of-two denominator; an int or a ``Fraction`` is kept as it is), so no ``load_weight`` is too
+large: in floats, ``1e308 * pending`` overflows to infinity and ``2**60 * pending + 5`` rounds to
+``2**60 * pending + 1``, and replicas with different costs would tie. As in vLLM 0.11
 (``KVCacheManager.get_computed_blocks``), a hit covers at most ``prompt - 1`` tokens in whole blocks:
 the engine needs the last token's logits, so a fully cached, block-aligned prompt recomputes its last
 block.
@@ -28,11 +32,14 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import math
+import numbers
 import struct
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 from ._checks import check_count, check_real
 
@@ -64,7 +71,7 @@ def block_hashes(tokens: Sequence[int], block_size: int) -> list[bytes]:
 class Route:
     replica: str
     cached_tokens: int   # leading tokens the router believes the replica holds
-    cost: float          # load_weight * pending + uncached tokens, at decision time
+    cost: float          # load_weight * pending + uncached tokens, at decision time (nearest float; inf past 1.8e308)
     ticket: int          # pass to finish() when the prefill is done
 
 
@@ -76,7 +83,10 @@ class PrefixRouter:
                  load_weight: float = 1.0) -> None:
         self._block = check_count("block_size", block_size)
         self._capacity = check_count("capacity_blocks", capacity_blocks)
-        self._load_weight = check_real("load_weight", load_weight, allow_inf=False)
+        weight = check_real("load_weight", load_weight, allow_inf=False)  # a number, not NaN, >= 0, finite
+        # load_weight = num / den exactly; a cost is compared as den * cost = num * pending + den * uncached
+        exact = Fraction(load_weight) if isinstance(load_weight, numbers.Rational) else Fraction(weight)
+        self._num, self._den = exact.as_integer_ratio()
         self._lock = threading.Lock()
         self._order: dict[str, int] = {}                   # replica -> incarnation, increasing: tie-breaks
         self._lru: dict[str, OrderedDict[bytes, None]] = {}  # replica -> its hashes, oldest first
@@ -105,10 +115,10 @@ class PrefixRouter:
         usable = (prompt - 1) // self._block  # the engine recomputes at least the last token
         with self._lock:
             matched = self._match(hashes[:usable])
-            best, best_key = "", (0.0, 0, 0)
+            best, best_key = "", (0, 0, 0)
             for name, pos in self._order.items():
-                cost = self._load_weight * self._pending[name] + prompt - matched.get(name, 0) * self._block
-                key = (cost, self._pending[name], pos)
+                uncached = prompt - matched.get(name, 0) * self._block
+                key = (self._num * self._pending[name] + self._den * uncached, self._pending[name], pos)
                 if not best or key < best_key:
                     best, best_key = name, key
             cached = matched.get(best, 0) * self._block
@@ -116,7 +126,7 @@ class PrefixRouter:
             ticket = next(self._next_ticket)
             self._pending[best] += prompt - cached
             self._tickets[ticket] = (best, self._order[best], prompt - cached)
-            return Route(best, cached, best_key[0], ticket)
+            return Route(best, cached, _to_float(best_key[0], self._den), ticket)
 
     def _match(self, hashes: list[bytes]) -> dict[str, int]:  # caller holds the lock
         """Per replica, the number of leading blocks it holds (absent: none)."""
@@ -201,6 +211,14 @@ class PrefixRouter:
             if name not in self._lru:
                 raise ValueError(f"unknown replica {name!r}")
             return frozenset(self._lru[name])
+
+
+def _to_float(num: int, den: int) -> float:
+    """``num / den`` rounded once to the nearest float; infinity when it is past the largest float."""
+    try:
+        return num / den  # int / int is correctly rounded in Python
+    except OverflowError:
+        return math.inf
 
 
 def _check_name(name: object) -> None:

@@ -3,6 +3,7 @@
 Default: build time against plain Material, and page weight. Slower parts behind flags:
 --scaling (1x/3x/10x synthetic copies, navigation.prune on and off), --lighthouse, --no-network,
 --breakdown (where the build time goes), --quick-check (./scripts/test --quick, timed).
+--mutation instead runs mutation testing of the live-coding answers (scripts/perf/mutation.py).
 Targets are printed next to each figure; the deterministic ones are also checked by
 tests/test_budgets.py and tests/test_accessibility.py.
 """
@@ -338,9 +339,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--breakdown", action="store_true", help="time each plugin/hook event, template and macro")
     ap.add_argument("--quick-check", action="store_true", help="time ./scripts/test --quick (about a minute)")
     ap.add_argument("--all", action="store_true", help="everything above")
+    ap.add_argument("--mutation", action="store_true",
+                    help="only mutation testing of livecoding/ against each page's tests (mutmut; slow: "
+                         "minutes per module); --modules 151,152 picks questions. Not part of --all")
+    ap.add_argument("--modules", help="with --mutation: question ids, comma-separated (default: all eight)")
     ap.add_argument("--skip-build-time", action="store_true", help="do not time the builds (one build only)")
     ap.add_argument("--fail-on-miss", action="store_true", help="exit 1 when a target is missed")
     args = ap.parse_args(argv)
+    if args.mutation:
+        from . import mutation
+        return mutation.main(["--modules", args.modules] if args.modules else [])
     if args.all:
         args.scaling = args.lighthouse = args.no_network = args.breakdown = args.quick_check = True
     with tempfile.TemporaryDirectory(prefix="msib-bench-") as t:

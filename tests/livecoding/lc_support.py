@@ -139,7 +139,8 @@ BAD_COUNTS = [0, -1, 2.5, NAN, INF, True, "3"]  # not an int >= 1
 BAD_SECONDS = [-1.0, NAN, "1"]  # negative, NaN, not a number
 
 
-def best_seconds_per_op(setup: Callable[[int], Callable[[int], object]], size: int, ops: int = 2000) -> float:
+def best_seconds_per_op(setup: Callable[[int], Callable[[int], object]], size: int, ops: int = 2000,
+                        limit: float = math.inf) -> float:
     """Fastest of 5 timings of ``ops`` calls of ``setup(size)``'s operation, per call.
 
     Only the calls are timed, on this thread's CPU clock (``time.thread_time``: time other processes
@@ -147,7 +148,10 @@ def best_seconds_per_op(setup: Callable[[int], Callable[[int], object]], size: i
     flaky), with the cyclic garbage collector paused (its passes grow with the heap, not with the
     algorithm), and the minimum of five filters out the rest of the noise. A claim of O(1) per
     operation is then checked as a ratio between two sizes with a generous bound: an O(n)
-    operation would give a ratio near the ratio of the sizes.
+    operation would give a ratio near the ratio of the sizes. With ``limit`` (seconds per call), a
+    run that has already spent three times ``limit x ops`` stops and returns its rate so far (over
+    ``limit`` by construction; noise does not triple a run), so a test that fails anyway does not
+    spend minutes timing an O(n) operation at the large size five times.
     """
     best = math.inf
     for _ in range(5):
@@ -157,6 +161,8 @@ def best_seconds_per_op(setup: Callable[[int], Callable[[int], object]], size: i
             started = time.thread_time()
             for i in range(ops):
                 op(i)
+                if i % 64 == 63 and time.thread_time() - started > 3 * limit * ops:
+                    return (time.thread_time() - started) / (i + 1)
             best = min(best, (time.thread_time() - started) / ops)
         finally:
             gc.enable()
@@ -192,3 +198,86 @@ class CountingList(list):
         else:
             CountingList.moves += 1
         super().__setitem__(i, value)
+
+
+class SlowKey:
+    """A dict key whose ``__hash__`` and ``__eq__`` sleep: every lookup or store in a dict hands the CPU
+    to the other threads for ``pause`` seconds, in the middle of whatever the caller was doing.
+
+    Code that does check-then-act on shared state (look a key up, decide, then write) without a lock
+    is then interleaved with a racing thread at each of those steps on every run, not once in a while
+    when the interpreter happens to switch threads there. With the lock held across the steps, the
+    other thread waits and the result is exact. Equal keys with equal ``value`` are interchangeable.
+    """
+
+    def __init__(self, value: object, pause: float = 0.002) -> None:
+        self.value, self.pause = value, pause
+
+    def __hash__(self) -> int:
+        time.sleep(self.pause)
+        return hash(self.value)
+
+    def __eq__(self, other: object) -> bool:
+        time.sleep(self.pause)
+        return isinstance(other, SlowKey) and other.value == self.value
+
+    def __repr__(self) -> str:
+        return f"SlowKey({self.value!r})"
+
+
+class SlowStr(str):
+    """A ``str`` (so it passes an ``isinstance(name, str)`` check) whose hashing and comparison sleep,
+    like :class:`SlowKey`: a thread switch inside every dict operation keyed by it."""
+
+    pause = 0.002
+
+    def __hash__(self) -> int:
+        time.sleep(self.pause)
+        return str.__hash__(self)
+
+    def __eq__(self, other: object) -> bool:
+        time.sleep(self.pause)
+        return str.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+
+def run_threads(worker: Callable[[int], object], n: int, *, pressure: bool = True) -> list[BaseException]:
+    """Run ``worker(0..n-1)`` on ``n`` threads (with :func:`gil_pressure` unless told not to) and return
+    what they raised, so an error on a thread fails the test instead of vanishing."""
+    errors: list[BaseException] = []
+
+    def guarded(w: int) -> None:
+        try:
+            worker(w)
+        except BaseException as exc:  # noqa: BLE001 - returned to the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=(w,)) for w in range(n)]
+    with gil_pressure() if pressure else contextlib.nullcontext():
+        for t in threads:
+            t.start()
+        join_all(threads)
+    return errors
+
+
+def traced_growth(setup: Callable[[], Callable[[int], object]], warm: int, more: int) -> int:
+    """Bytes still allocated after ``more`` further calls of ``setup()``'s operation, compared with after
+    ``warm`` calls (``tracemalloc``, after a full garbage collection each time): a structure that is
+    bounded stays near 0 however large ``more`` is; one that leaks grows in proportion to it."""
+    import tracemalloc
+
+    op = setup()
+    tracemalloc.start()
+    try:
+        for i in range(warm):
+            op(i)
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(warm, warm + more):
+            op(i)
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 import struct
+import sys
 import threading
 
 import pytest
-from hypothesis import given
+from fractions import Fraction
+
+from hypothesis import given, settings
 from hypothesis import strategies as st
-from lc_support import BAD_COUNTS, DETERMINISTIC, INF, NAN, best_seconds_per_op, gil_pressure, join_all
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from lc_support import (BAD_COUNTS, DETERMINISTIC, INF, NAN, SlowStr, best_seconds_per_op, gil_pressure, join_all,
+                        run_threads, traced_growth)
 
 from livecoding.prefix_router import PrefixRouter, block_hashes
 
@@ -134,6 +140,27 @@ def test_new_replica_starts_empty_and_removed_replica_is_forgotten() -> None:
     assert r.route([5, 6, 7, 8]).cached_tokens == 0
 
 
+def test_the_documented_defaults() -> None:
+    # PrefixRouter(replicas, block_size=16, capacity_blocks=100_000, load_weight=1.0)
+    r = PrefixRouter(["a", "b"])
+    first = r.route([3] * 33)                     # 2 full blocks of 16 and 1 token
+    assert (first.replica, first.cost) == ("a", 33)
+    second = r.route([3] * 33)                    # a: 1.0 * 33 pending + 33 - 32 = 34; b: 33
+    assert (second.replica, second.cached_tokens, second.cost) == ("b", 0, 33)
+    r.finish(first.ticket)
+    third = r.route([3] * 33)                     # a idle and holding both blocks: 1 token to prefill
+    assert (third.replica, third.cached_tokens, third.cost) == ("a", 32, 1)
+    fourth = r.route([3] * 33)                    # a: 1.0 * 1 pending + 1 = 2; b: 33 + 1 = 34
+    assert (fourth.replica, fourth.cost) == ("a", 2)
+    r.finish(r.route(list(range(100_001 * 16))).ticket)  # one prompt of 100,001 blocks (to b or a)
+    assert sorted(len(r.cached(n)) for n in ("a", "b")) == [2, 100_000]  # the oldest block evicted
+
+
+def test_a_single_name_is_one_replica() -> None:
+    r = PrefixRouter("solo")                      # a str is a name, not an iterable of one-letter names
+    assert r.pending("solo") == 0 and r.route([1]).replica == "solo"
+
+
 # --- eviction: bounded per replica, tail first --------------------------------------------------------
 
 def test_capacity_evicts_least_recent_tail_first() -> None:
@@ -250,7 +277,7 @@ def test_route_time_is_independent_of_index_size() -> None:
         return op
 
     small = best_seconds_per_op(setup, 100, ops=300)
-    large = best_seconds_per_op(setup, 10_000, ops=300)
+    large = best_seconds_per_op(setup, 10_000, ops=300, limit=3 * small)
     assert large / small < 3, f"route slowed {large / small:.1f}x with 100x more cached prefixes"
 
 
@@ -353,3 +380,220 @@ def test_threads_with_replica_churn_keep_the_books_exact() -> None:
     for ticket in open_tickets:
         r.finish(ticket)
     assert {n: r.pending(n) for n in ("a", "b", "c")} == {"a": 0, "b": 0, "c": 0}
+
+
+# --- remove_replica forgets everything; the index does not grow without bound -------------------------
+
+def test_a_replica_added_again_inherits_nothing_from_its_old_self() -> None:
+    r = PrefixRouter(["a", "b"], block_size=2)
+    prompt = [1, 2, 3, 4, 5, 6, 7]
+    r.finish(r.route(prompt).ticket)           # a holds the prompt's 3 blocks
+    r.remove_replica("a")
+    r.add_replica("a")
+    assert r.cached("a") == frozenset()
+    again = r.route(prompt)                     # both idle and empty: tie on cost and load -> b, added first
+    assert (again.replica, again.cached_tokens, again.cost) == ("b", 0, 7)
+    r.finish(again.ticket)
+    third = r.route(prompt)                     # b holds it now; the new a still holds nothing
+    assert (third.replica, third.cached_tokens) == ("b", 6)
+
+
+def test_the_index_stays_bounded_as_distinct_prefixes_pass_through() -> None:
+    # Capacity 8 blocks per replica: after the first few prompts every new prompt evicts as many hashes
+    # as it adds, so memory must stop growing. An index that keeps a hash's entry after its last holder
+    # is evicted (an empty set per prefix ever seen) grows by ~300 bytes per block, ~5 MB here.
+    def setup():
+        r = PrefixRouter(["a", "b"], block_size=2, capacity_blocks=8)
+        return lambda i: r.finish(r.route([i % 65536, i // 65536] + [9] * 14 + [0]).ticket)
+
+    grown = traced_growth(setup, warm=500, more=2_000)
+    assert grown < 100_000, f"{grown} bytes more after 2,000 distinct prompts (8 blocks each)"
+
+
+def test_removing_a_replica_returns_its_share_of_the_index() -> None:
+    def setup():
+        # "keep" has one request in flight forever and a heavy load weight: every prompt goes to the
+        # idle temporary replica, which then holds 1,000 block hashes when it is removed.
+        r = PrefixRouter(["keep"], block_size=2, capacity_blocks=10**6, load_weight=10**6)
+        r.route([0])
+
+        def op(i: int) -> None:
+            name = f"tmp{i}"
+            r.add_replica(name)
+            for j in range(200):
+                route = r.route([i, j] + [7] * 8 + [0])
+                assert route.replica == name
+                r.finish(route.ticket)
+            r.remove_replica(name)
+        return op
+
+    grown = traced_growth(setup, warm=2, more=10)
+    assert grown < 200_000, f"{grown} bytes left behind by 10 removed replicas of 1,000 blocks each"
+
+
+# --- forced thread switches: a replica name whose hashing sleeps ----------------------------------------
+
+def test_routes_racing_on_slow_names_keep_the_loads_exact() -> None:
+    # Every dict access keyed by a SlowStr name sleeps, so an unlocked `pending[name] += tokens` loses
+    # updates on every run; under one lock the loads add up exactly.
+    names = [SlowStr("a"), SlowStr("b")]
+    r = PrefixRouter(names, block_size=2)
+    added: list[tuple[str, int]] = []
+
+    def worker(w: int) -> None:
+        for i in range(6):
+            route = r.route([w, i, 1])
+            added.append((route.replica, 3 - route.cached_tokens))
+
+    assert run_threads(worker, 4, pressure=False) == []
+    for name in ("a", "b"):
+        assert r.pending(name) == sum(t for rep, t in added if rep == name), name
+
+
+def test_replicas_added_and_removed_by_racing_threads() -> None:
+    r = PrefixRouter(["base"], block_size=2)
+
+    def worker(w: int) -> None:
+        for i in range(5):
+            r.add_replica(SlowStr(f"r{w}"))
+            r.finish(r.route([w, i, 0]).ticket)
+            r.remove_replica(SlowStr(f"r{w}"))
+
+    assert run_threads(worker, 3, pressure=False) == []
+    with pytest.raises(ValueError, match="last replica"):
+        r.remove_replica("base")           # every racing replica was removed: base is the only one
+    assert r.pending("base") == 0
+
+
+# --- exact costs: a huge load_weight neither overflows nor rounds two costs together ------------------
+
+@pytest.mark.parametrize("weight", [1e308, 2.0**60, 10**30])
+def test_a_huge_load_weight_still_separates_different_costs(weight) -> None:
+    # Equal pending on both replicas, b holds the prefix: b's exact cost is 4 tokens lower. In floats,
+    # 1e308 * 5 is inf on both, and 2**60 * 5 + 5 rounds to 2**60 * 5 + 1: a tie that goes to a.
+    r = PrefixRouter(["a", "b"], block_size=2, load_weight=weight)
+    assert r.route([7, 7, 7, 7, 8]).replica == "a"
+    assert r.route([1, 2, 3, 4, 5]).replica == "b"      # a: weight * 5 + 5, b: 5
+    assert (r.pending("a"), r.pending("b")) == (5, 5)
+    again = r.route([1, 2, 3, 4, 5])
+    assert (again.replica, again.cached_tokens) == ("b", 4)
+    exact = Fraction(weight) * 5 + 1
+    assert again.cost == (math.inf if exact > Fraction(sys.float_info.max) else float(exact))
+
+
+def test_a_tiny_load_weight_still_counts_load() -> None:
+    r = PrefixRouter(["a", "b"], block_size=2, load_weight=5e-324)  # the smallest float above 0
+    assert r.route([1, 2, 3]).replica == "a"
+    assert r.route([4, 5, 6]).replica == "b"  # equal uncached tokens: a's load, however small, decides
+
+
+# --- a model-based check: the router against a plain model, operation by operation --------------------
+
+def chain(prefix: tuple[int, ...], block_size: int) -> bytes:
+    """The block hash of the last full block of ``prefix``, by hand: SHA-256 over packed 32-bit ids."""
+    digest = b""
+    for start in range(0, len(prefix) - block_size + 1, block_size):
+        digest = hashlib.sha256(digest + struct.pack(f"<{block_size}I", *prefix[start:start + block_size])).digest()
+    return digest
+
+
+class ModelRouter:
+    """The routing rule written plainly: per replica a list of held prefixes (oldest first), linear
+    scans, exact fractions for the cost."""
+
+    def __init__(self, names, block_size, capacity, load_weight) -> None:
+        self.bs, self.capacity, self.weight = block_size, capacity, Fraction(load_weight)
+        self.replicas: dict[str, dict] = {}      # insertion order = order added, as ties are broken
+        self.tickets: dict[int, tuple[dict, int]] = {}
+        for name in names:
+            self.add(name)
+
+    def add(self, name: str) -> None:
+        if name in self.replicas:
+            raise ValueError
+        self.replicas[name] = {"held": [], "pending": 0}
+
+    def remove(self, name: str) -> None:
+        if name not in self.replicas or len(self.replicas) == 1:
+            raise ValueError
+        del self.replicas[name]
+
+    def route(self, tokens: list[int]):
+        prefixes = [tuple(tokens[:k * self.bs]) for k in range(1, len(tokens) // self.bs + 1)]
+        usable = (len(tokens) - 1) // self.bs
+        best = None
+        for name, rep in self.replicas.items():
+            k = 0
+            while k < usable and prefixes[k] in rep["held"]:
+                k += 1
+            cost = self.weight * rep["pending"] + len(tokens) - k * self.bs
+            if best is None or (cost, rep["pending"]) < (best[2], best[3]["pending"]):
+                best = (name, k * self.bs, cost, rep)
+        name, cached, cost, rep = best
+        for prefix in reversed(prefixes):        # tail first: the head ends up the most recent
+            if prefix in rep["held"]:
+                rep["held"].remove(prefix)
+            rep["held"].append(prefix)
+        del rep["held"][:max(0, len(rep["held"]) - self.capacity)]
+        rep["pending"] += len(tokens) - cached
+        return name, cached, cost, (rep, len(tokens) - cached)
+
+    def finish(self, ticket: tuple[dict, int]) -> None:
+        rep, tokens = ticket
+        rep["pending"] -= tokens                 # a removed replica's dict is no longer looked at
+
+
+class RouterMachine(RuleBasedStateMachine):
+    NAMES = ["a", "b", "c"]
+
+    @initialize(capacity=st.integers(1, 6), weight=st.sampled_from([0, 0.5, 1, 3, 2.0**70, 1e308]))
+    def start(self, capacity, weight) -> None:
+        self.router = PrefixRouter(["a", "b"], block_size=2, capacity_blocks=capacity, load_weight=weight)
+        self.model = ModelRouter(["a", "b"], 2, capacity, weight)
+        self.open: list[tuple[int, tuple]] = []  # (router ticket, model ticket)
+
+    @rule(tokens=st.lists(st.integers(0, 2), min_size=1, max_size=9))
+    def route(self, tokens) -> None:
+        got = self.router.route(tokens)
+        name, cached, cost, ticket = self.model.route(tokens)
+        assert (got.replica, got.cached_tokens) == (name, cached)
+        assert got.cost == (math.inf if cost > Fraction(sys.float_info.max) else float(cost))
+        assert got.ticket not in [t for t, _ in self.open]
+        self.open.append((got.ticket, ticket))
+
+    @precondition(lambda self: self.open)
+    @rule(data=st.data())
+    def finish(self, data) -> None:
+        ticket, model_ticket = self.open.pop(data.draw(st.integers(0, len(self.open) - 1)))
+        self.router.finish(ticket)
+        self.model.finish(model_ticket)
+
+    def both(self, model_call, router_call, name: str) -> None:
+        """Change the replica set on both; where the model refuses, the router must raise ValueError."""
+        try:
+            model_call(name)
+        except ValueError:
+            with pytest.raises(ValueError):
+                router_call(name)
+        else:
+            router_call(name)
+
+    @rule(name=st.sampled_from(NAMES))
+    def add(self, name) -> None:
+        self.both(self.model.add, self.router.add_replica, name)
+
+    @rule(name=st.sampled_from(NAMES))
+    def remove(self, name) -> None:
+        self.both(self.model.remove, self.router.remove_replica, name)
+
+    @invariant()
+    def books_agree(self) -> None:
+        if not hasattr(self, "model"):
+            return
+        for name, rep in self.model.replicas.items():
+            assert self.router.pending(name) == rep["pending"], name
+            assert self.router.cached(name) == {chain(p, 2) for p in rep["held"]}, name
+
+
+RouterMachine.TestCase.settings = settings(DETERMINISTIC, max_examples=300, stateful_step_count=30)
+test_the_router_behaves_as_the_plain_model = RouterMachine.TestCase
