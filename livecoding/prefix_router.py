@@ -17,7 +17,7 @@ rate. Ties go to the replica with less pending work, then to the one added first
 exactly, as integers scaled by the denominator of ``load_weight`` (a float is a fraction with a
 power-of-two denominator; an int or a ``Fraction`` is kept as it is), so no ``load_weight`` is too
 large: in floats, ``1e308 * pending`` overflows to infinity and ``2**60 * pending + 5`` rounds to
-``2**60 * pending + 1``, and replicas with different costs would tie. As in vLLM 0.11
+``2**60 * pending + 1``, and replicas with different costs would tie. As in vLLM (0.11 and 0.33)
 (``KVCacheManager.get_computed_blocks``), a hit covers at most ``prompt - 1`` tokens in whole blocks:
 the engine needs the last token's logits, so a fully cached, block-aligned prompt recomputes its last
 block.

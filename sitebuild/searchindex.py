@@ -8,7 +8,8 @@ Every visitor's first search downloads the whole index, so it carries what searc
   ranks that section as it did before; only repeated words lose their term-frequency weight;
 - markup is dropped from the text (entities stay escaped, so no text becomes markup);
 - a question's ``keys`` (what ranks it, never shown) hold its title and description whole and then the
-  words of its key points, each once;
+  words of its key points, each once, and the sections of its page leave those words to it (after their
+  readable heads);
 - a question page's title carries its id ("Q75 · What is the KV cache?"), so a reader finds a question
   by "Q75" or "75" (the separator splits an id's letter from its digits).
 
@@ -136,7 +137,13 @@ def compact_index(index: dict, questions: dict[str, dict]) -> dict:
     docs = []
     words: dict[str, dict[str, int]] = {}
     for doc in index["docs"]:
-        page_words = words.setdefault(doc["location"].partition("#")[0], {})
+        page = doc["location"].partition("#")[0]
+        if page not in words:
+            # A question's keys (its title, description and key points) rank its own entry at a boost of
+            # 100; its sections need not repeat those words after their readable heads.
+            q = questions.get(page)
+            words[page] = {w.lower(): 1 for w in separator.split(q["keys"]) if w} if q else {}
+        page_words = words[page]
         doc = dict(doc, text=compact_text(doc["text"], separator, page_words))
         q = questions.get(doc["location"])
         if q:

@@ -75,6 +75,21 @@ def test_keys_hold_each_key_point_word_once():
     assert not {"The", "with", "and"} & set(tail)
 
 
+def test_sections_leave_a_questions_key_words_to_its_own_entry():
+    filler = "a section head that is long enough to fill the readable part of the teaser shown in results, " * 2
+    index = {"config": {"separator": r"[\s\-]+"}, "docs": [
+        {"location": "a/b/", "title": "T", "text": "intro"},
+        {"location": "a/b/#answer", "title": "Answer", "text": filler + "paged blocks and prefill chunking"},
+        {"location": "c/d/#answer", "title": "Answer", "text": filler + "paged blocks and prefill chunking"}]}
+    keys = {"a/b/": {"title": "Q1 · T", "keys": "How are paged blocks sized?", "qid": "Q1 1_id"}}
+    docs = si.compact_index(index, keys)["docs"]
+    rest = lambda d: d["text"].partition(" … ")[2].split()  # noqa: E731
+    # The question's section drops what its keys hold; another page's section keeps every word.
+    assert "paged" not in rest(docs[1]) and "blocks" not in rest(docs[1]) and "chunking" in rest(docs[1])
+    assert {"paged", "blocks", "chunking"} <= set(rest(docs[2]))
+    assert docs[1]["text"].startswith("a section head")  # the readable head is untouched
+
+
 def test_built_index_is_compacted(built_site, registry):
     index = json.loads((built_site / "search" / "search_index.json").read_text(encoding="utf-8"))
     assert set(index["config"]["fields"]) >= {"title", "text", "tags", "keys", "qid"}
