@@ -68,6 +68,19 @@ def camel_parts(text: str, separator: re.Pattern, seen: dict[str, int]) -> list[
     return out
 
 
+def fresh_words(words, count: dict[str, int], repeats: int = REPEATS) -> list[str]:
+    """The words not yet held ``repeats`` times in ``count`` (case-folded), stop words left out; ``count``
+    is updated with the words returned."""
+    out = []
+    for word in words:
+        low = word.lower()
+        if not low or low in LUNR_STOP_WORDS or count.get(low, 0) >= repeats:
+            continue
+        count[low] = count.get(low, 0) + 1
+        out.append(word)
+    return out
+
+
 def compact_text(text: str, separator: re.Pattern, page_words: dict[str, int] | None = None,
                  repeats: int = REPEATS) -> str:
     """A section's text as the index needs it: the readable head, then each further word at most
@@ -78,13 +91,7 @@ def compact_text(text: str, separator: re.Pattern, page_words: dict[str, int] | 
     for w in separator.split(head):
         if w:
             count[w.lower()] = count.get(w.lower(), 0) + 1
-    extra = []
-    for word in separator.split(rest):
-        low = word.lower()
-        if not low or low in LUNR_STOP_WORDS or count.get(low, 0) >= repeats:
-            continue
-        count[low] = count.get(low, 0) + 1
-        extra.append(word)
+    extra = fresh_words(separator.split(rest), count, repeats)
     extra += camel_parts(head + rest, separator, count)
     return head + (" … " + " ".join(extra) if extra else "")
 
@@ -112,13 +119,7 @@ def question_keys(title: str, description: str, key_points: tuple[str, ...]) -> 
     # their words, each once (the field is never shown; a word the title or description also holds
     # keeps the weight of its repeat, which is what ranks a page on its own topic): about a third of
     # the index's bytes at 160 question pages were this field.
-    seen: dict[str, int] = {}
-    words = []
-    for w in re.split(r"[^\w.%-]+", plain(" ".join(key_points))):
-        w = w.strip(".")
-        if w and w.lower() not in seen and w.lower() not in LUNR_STOP_WORDS:
-            seen[w.lower()] = 1
-            words.append(w)
+    words = fresh_words((w.strip(".") for w in re.split(r"[^\w.%-]+", plain(" ".join(key_points)))), {}, 1)
     return plain(" ".join([title, description, *words, *longs, *shorts, *parts]))
 
 
