@@ -158,11 +158,13 @@ def size(argv: list[str]) -> dict:
     requested = math.ceil(g.engine_memory_bytes * util)
     allowances = F.DEFAULT_ACTIVATION_BYTES + F.DEFAULT_RUNTIME_RESERVE_BYTES
     reasons: list[str] = []
+    over_total = False
     if a.kv_cache_memory_bytes is not None:
         if a.kv_cache_memory_bytes < 1:
             raise SizeError(f"--kv-cache-memory-bytes: must be >= 1, got {a.kv_cache_memory_bytes}")
         kv_bytes = float(a.kv_cache_memory_bytes)
-        if weights_gpu + allowances + kv_bytes > g.engine_memory_bytes:
+        over_total = weights_gpu + allowances + kv_bytes > g.engine_memory_bytes
+        if over_total:
             reasons.append("weights, allowances and --kv-cache-memory-bytes exceed the GPU's CUDA total")
     else:
         kv_bytes = requested - weights_gpu - allowances
@@ -179,7 +181,7 @@ def size(argv: list[str]) -> dict:
     if a.max_num_seqs is not None and concurrency >= 1 and a.max_num_seqs > concurrency:
         reasons.append(f"--max-num-seqs {a.max_num_seqs} exceeds the {concurrency:.2f} full-length requests the "
                        "KV cache holds (shorter requests may still fit)")
-    fits = kv_bytes > 0 and concurrency >= 1 and not any(r.startswith("weights, allowances") for r in reasons)
+    fits = kv_bytes > 0 and concurrency >= 1 and not over_total
     return {
         "model": m.key, "source": source, "gpu": g.key, "engine": a.engine,
         "tensor_parallel_size": tp, "pipeline_parallel_size": pp, "data_parallel_size": dp,
